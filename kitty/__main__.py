@@ -1,0 +1,3 @@
+from kitty.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Adapters: one outside thing each (files, git, config, agent CLIs, the clock)."""

@@ -1,0 +1,14 @@
+"""Click commands, grouped by topic. `register` attaches them to the root group."""
+
+from __future__ import annotations
+
+import click
+
+
+def register(root: click.Group) -> None:
+    from kitty.commands import agent, missions, project, schedule, tasks
+
+    for module in (project, missions, tasks, schedule):
+        for command in module.COMMANDS:
+            root.add_command(command)
+    root.add_command(agent.agent)

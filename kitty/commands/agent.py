@@ -1,0 +1,28 @@
+"""`kitty agent ...`: the command paths agent skills written for Spec Kitty call."""
+
+from __future__ import annotations
+
+import click
+
+from kitty.commands import missions, tasks
+
+
+@click.group()
+def agent() -> None:
+    """Commands for agents (same paths as `spec-kitty agent ...`)."""
+
+
+@agent.group("tasks")
+def agent_tasks() -> None:
+    """Move work packages, mark subtasks, show the board."""
+
+
+@agent.group("mission")
+def agent_mission() -> None:
+    """Mission-level agent commands."""
+
+
+agent_tasks.add_command(tasks.move_task, "move-task")
+agent_tasks.add_command(tasks.mark_status, "mark-status")
+agent_tasks.add_command(tasks.status, "status")
+agent_mission.add_command(missions.finalize, "finalize-tasks")

@@ -1,0 +1,202 @@
+"""mission create/list, wp add/list, finalize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kitty.commands.base import cwd, json_option, mission_option, open_mission
+from kitty.output import emit, warn
+
+
+@click.group()
+def mission() -> None:
+    """Create and list missions (one folder per mission under kitty-specs/)."""
+
+
+@mission.command("create")
+@click.argument("name")
+@click.option("--title", help="Human-friendly title (default: NAME).")
+@click.option(
+    "--target-branch",
+    metavar="BRANCH",
+    help="Branch the mission merges into (default: the current branch).",
+)
+@json_option
+@click.pass_context
+def mission_create(
+    ctx: click.Context, name: str, title: str | None, target_branch: str | None, as_json: bool
+) -> int:
+    """Create kitty-specs/<name>-<id8>/ with meta.json and tasks/.
+
+    \b
+    Example:
+      kitty mission create checkout-flow --title "Checkout flow" --target-branch main
+    """
+    from kitty.services.missions import create_mission
+
+    result = create_mission(cwd(ctx), name, title, target_branch)
+    slug = result["mission"]
+    emit(
+        result,
+        f"created mission {slug}\n  {result['path']}\n"
+        f'next: kitty wp add --mission {slug} --title "..."',
+        as_json,
+    )
+    return 0
+
+
+@mission.command("list")
+@json_option
+@click.pass_context
+def mission_list(ctx: click.Context, as_json: bool) -> int:
+    """List the missions of this repository.
+
+    \b
+    Example:
+      kitty mission list --json
+    """
+    from kitty.adapters.layout import find_project, list_missions
+
+    missions = list_missions(find_project(cwd(ctx)))
+    emit({"missions": missions}, "\n".join(missions) or "(no missions)", as_json)
+    return 0
+
+
+@click.group()
+def wp() -> None:
+    """Add and list work packages (tasks/WPnn-*.md files)."""
+
+
+@wp.command("add")
+@mission_option
+@click.option("--title", "-t", required=True, help="What the WP delivers.")
+@click.option(
+    "--depends-on",
+    "depends_on",
+    multiple=True,
+    metavar="WP01,WP02",
+    help="Dependencies (comma-separated or repeated).",
+)
+@click.option(
+    "--owns",
+    multiple=True,
+    metavar="GLOB",
+    help="A path or glob this WP writes (repeatable): its write scope.",
+)
+@click.option(
+    "--subtasks",
+    type=int,
+    default=0,
+    show_default=True,
+    help="How many subtask ids (T001...) to allocate.",
+)
+@json_option
+@click.pass_context
+def wp_add(
+    ctx: click.Context,
+    mission: str | None,
+    title: str,
+    depends_on: tuple[str, ...],
+    owns: tuple[str, ...],
+    subtasks: int,
+    as_json: bool,
+) -> int:
+    """Write the next tasks/WPnn-<title>.md with front matter and a body skeleton.
+
+    \b
+    Example:
+      kitty wp add --title "Cart API" --depends-on WP01 --owns 'src/cart/**' --subtasks 3
+    """
+    from kitty.services.missions import add_wp
+
+    result = add_wp(open_mission(ctx, mission), title, list(depends_on), list(owns), subtasks)
+    deps = ", ".join(result["dependencies"]) or "nothing"
+    tasks = ", ".join(result["subtasks"]) or "none"
+    emit(
+        result,
+        f"added {result['wp_id']}: {result['path']}\n  depends on {deps}; "
+        f"subtasks {tasks}\nrun `kitty finalize` when the plan is complete",
+        as_json,
+    )
+    return 0
+
+
+@wp.command("list")
+@mission_option
+@json_option
+@click.pass_context
+def wp_list(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """List the work packages with their dependencies and owned files.
+
+    \b
+    Example:
+      kitty wp list --json
+    """
+    m = open_mission(ctx, mission)
+    rows: list[dict[str, Any]] = [
+        {
+            "id": w.wp_id,
+            "title": w.title,
+            "dependencies": list(w.dependencies),
+            "subtasks": list(w.subtasks),
+            "owned_files": list(w.owned_files),
+            "path": w.path,
+        }
+        for w in m.wps.values()
+    ]
+    rows.sort(key=lambda r: r["id"])
+    warn([str(e) for e in m.specset.errors])
+    text = (
+        "\n".join(
+            f"{r['id']}  {r['title']}  deps: {','.join(r['dependencies']) or '-'}" for r in rows
+        )
+        or "(no work packages)"
+    )
+    emit({"mission": m.slug, "work_packages": rows}, text, as_json)
+    return 0
+
+
+def _finalize_text(result: dict[str, Any]) -> str:
+    lines = [f"finalized {result['mission']}: {result['work_packages']} work packages"]
+    boot = result["bootstrapped"]
+    lines.append(f"  planned now: {', '.join(boot)}" if boot else "  no new WPs (already final)")
+    for lane in result["lanes"]:
+        deps = f" after {', '.join(lane['depends_on_lanes'])}" if lane["depends_on_lanes"] else ""
+        lines.append(
+            f"  {lane['lane_id']} (group {lane['parallel_group']}): "
+            f"{', '.join(lane['wp_ids'])}{deps}"
+        )
+    for pair in result["collapse_report"]:
+        lines.append(
+            f"  {' + '.join(pair['wps'])} share a lane ({pair['rule']}: "
+            f"{' ~ '.join(pair['paths'])})"
+        )
+    for orphan in result["orphans"]:
+        lines.append(f"  warning: {orphan} has events but no WP file")
+    return "\n".join(lines)
+
+
+@click.command()
+@mission_option
+@json_option
+@click.pass_context
+def finalize(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """Validate every WP file, compute lanes.json and put new WPs in `planned`.
+
+    Nothing is written when any file is invalid; every problem is listed with
+    its file and line. Safe to run again: it only adds WPs that have no state.
+
+    \b
+    Example:
+      kitty finalize --mission checkout --json
+    """
+    from kitty.services.missions import finalize as run_finalize
+
+    result = run_finalize(open_mission(ctx, mission))
+    emit(result, _finalize_text(result), as_json)
+    return 0
+
+
+COMMANDS = [mission, wp, finalize]

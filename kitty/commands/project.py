@@ -1,0 +1,78 @@
+"""init, doctor, rebuild."""
+
+from __future__ import annotations
+
+import click
+
+from kitty.commands.base import cwd, json_option, mission_option, open_mission, split_csv
+from kitty.output import emit
+
+
+@click.command()
+@click.option("--agents", metavar="LIST", help="Comma-separated agent tools, e.g. claude,codex.")
+@json_option
+@click.pass_context
+def init(ctx: click.Context, agents: str | None, as_json: bool) -> int:
+    """Make this git repository a kitty project (safe to run again).
+
+    Writes .kittify/config.yaml (keeping keys already there), a .gitattributes
+    rule so status logs merge with git's union driver, and .gitignore entries
+    for kitty's runtime files.
+
+    \b
+    Example:
+      kitty init --agents claude,codex
+    """
+    from kitty.services.project import init_project
+
+    result = init_project(cwd(ctx), split_csv(agents) if agents is not None else None)
+    changed = ", ".join(result["changed"]) or "nothing (already initialized)"
+    emit(
+        result,
+        f"kitty project at {result['root']}\nchanged: {changed}\n"
+        f"agents: {', '.join(result['agents']) or '(none)'}",
+        as_json,
+    )
+    return 0
+
+
+@click.command()
+@mission_option
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """Check a mission's WP files and status log; exit 1 if anything is wrong.
+
+    Reads only. Lists every problem as `file:line: what` with a hint.
+
+    \b
+    Example:
+      kitty doctor --mission checkout
+    """
+    from kitty.services.doctor import diagnose
+
+    result = diagnose(open_mission(ctx, mission))
+    text = "\n".join(result["problems"]) or f"{result['mission']}: no problems found"
+    emit(result, text, as_json)
+    return 1 if result["problems"] else 0
+
+
+@click.command()
+@mission_option
+@json_option
+@click.pass_context
+def rebuild(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """Rewrite the derived status.json from the event log.
+
+    \b
+    Example:
+      kitty rebuild --mission checkout
+    """
+    from kitty.services.doctor import rebuild_status
+
+    result = rebuild_status(open_mission(ctx, mission))
+    emit(result, f"rebuilt {result['path']} from {result['event_count']} events", as_json)
+    return 0
+
+
+COMMANDS = [init, doctor, rebuild]

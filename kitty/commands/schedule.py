@@ -1,0 +1,90 @@
+"""next, lanes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kitty.commands.base import agent_option, json_option, mission_option, open_mission
+from kitty.output import emit
+
+
+def next_text(d: dict[str, Any]) -> str:
+    head = d["action"].upper() + (f" {d['wp_id']}" if d["wp_id"] else "")
+    if d["cycle"]:
+        head += f" (cycle {d['cycle']})"
+    if d["claimed"]:
+        head += " [claimed]"
+    p = d["progress"]
+    lines = [
+        head,
+        f"why: {d['reason']}",
+        f"progress: {p['approved_or_done']}/{p['total']} approved or done, "
+        f"{p['done_percentage']:.0f}% done, {p['weighted_percentage']:.0f}% weighted",
+    ]
+    if d["blocked_by"]:
+        lines.append("blocked by:")
+        lines += [f"  - {b}" for b in d["blocked_by"]]
+    if d["commands"]:
+        lines.append("run:")
+        lines += [f"  {c}" for c in d["commands"]]
+    return "\n".join(lines)
+
+
+@click.command("next")
+@agent_option
+@mission_option
+@click.option(
+    "--claim",
+    is_flag=True,
+    help="Atomically claim the chosen WP (implement/fix → claimed, review → in_review).",
+)
+@json_option
+@click.pass_context
+def next_(
+    ctx: click.Context, agent: str | None, mission: str | None, claim: bool, as_json: bool
+) -> int:
+    """Tell an agent its exact next step. Reads only, unless --claim.
+
+    Actions: implement, review, fix, arbiter, accept, merge, done, wait, blocked.
+
+    \b
+    Examples:
+      kitty next --agent claude --mission checkout
+      kitty next --agent codex --claim --json
+    """
+    from kitty.services.schedule import next_step
+
+    decision = next_step(open_mission(ctx, mission), agent, claim).to_json()
+    emit(decision, next_text(decision), as_json)
+    return 0
+
+
+@click.command("lanes")
+@mission_option
+@json_option
+@click.pass_context
+def lanes_cmd(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """Show execution lanes, their WPs, parallel groups and the critical path.
+
+    \b
+    Example:
+      kitty lanes --mission checkout
+    """
+    from kitty.services.schedule import lanes_view
+
+    view = lanes_view(open_mission(ctx, mission))
+    lines = []
+    for lane in view["lanes"]:
+        after = f"  after {', '.join(lane['depends_on_lanes'])}" if lane["depends_on_lanes"] else ""
+        wps = ", ".join(f"{w}:{s or '-'}" for w, s in lane["wp_lanes"].items())
+        lines.append(f"group {lane['parallel_group']}  {lane['lane_id']}  {wps}{after}")
+    if view["planning_artifact_wps"]:
+        lines.append("planning artifacts (no lane): " + ", ".join(view["planning_artifact_wps"]))
+    lines.append("critical path: " + (" → ".join(view["critical_path"]) or "-"))
+    emit(view, "\n".join(lines), as_json)
+    return 0
+
+
+COMMANDS = [next_, lanes_cmd]

@@ -1,0 +1,179 @@
+"""status, move / move-task, mark-status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kitty.commands.base import agent_option, json_option, mission_option, open_mission
+from kitty.output import emit, terminal_width, use_colour, warn
+
+
+@click.command()
+@mission_option
+@json_option
+@click.pass_context
+def status(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+    """Show the kanban board of every work package. Reads only.
+
+    \b
+    Example:
+      kitty status
+      kitty status --mission checkout --json
+    """
+    from kitty.adapters.eventlog import now_us
+    from kitty.core.render import board_text
+    from kitty.services.board import status_view
+
+    view = status_view(open_mission(ctx, mission), now_us())
+    warn(view["warnings"])
+    emit(view, "" if as_json else board_text(view, terminal_width(), use_colour()), as_json)
+    return 0
+
+
+def _move_options(func: Any) -> Any:
+    for option in reversed(
+        [
+            mission_option,
+            agent_option,
+            click.option("--note", metavar="TEXT", help="Why; required with --force."),
+            click.option("--force", is_flag=True, help="Take any edge (needs --agent and --note)."),
+            click.option(
+                "--review-feedback-file",
+                "feedback",
+                metavar="FILE",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="Review feedback; required to reject a WP in review.",
+            ),
+            click.option(
+                "--self-review-fallback",
+                is_flag=True,
+                help="Approve your own WP after a reviewer failed (needs --force).",
+            ),
+            click.option(
+                "--intended-reviewer",
+                metavar="AGENT",
+                help="With --self-review-fallback: the reviewer that failed.",
+            ),
+            click.option(
+                "--reviewer-failure-reason",
+                metavar="TEXT",
+                help="With --self-review-fallback: how the reviewer failed.",
+            ),
+            json_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> int:
+    from kitty.services.moves import move_task
+
+    as_json = opts.pop("as_json")
+    m = open_mission(ctx, opts.pop("mission"))
+    result = move_task(
+        m,
+        wp_id,
+        to,
+        agent=opts["agent"],
+        note=opts["note"],
+        force=opts["force"],
+        feedback_file=opts["feedback"],
+        self_review_fallback=opts["self_review_fallback"],
+        intended_reviewer=opts["intended_reviewer"],
+        reviewer_failure_reason=opts["reviewer_failure_reason"],
+    )
+    text = (
+        f"{result['wp_id']}: {result['from_lane']} → {result['to_lane']}"
+        + (f" (by {result['actor']})" if result["actor"] else "")
+        + (" [forced]" if result["force"] else "")
+    )
+    if result["review_ref"]:
+        text += f"\nfeedback stored: {result['review_ref']} (cycle {result['review_cycles']})"
+    if result["arbiter"]:
+        text += f"\narbiter decision recorded: {result['arbiter']['decision']}"
+    emit(result, text, as_json)
+    return 0
+
+
+@click.command("move-task")
+@click.argument("wp_id", metavar="WP")
+@click.option("--to", "to", required=True, metavar="LANE", help="Target lane.")
+@_move_options
+@click.pass_context
+def move_task(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
+    """Move a work package to another lane, checked against the transition table.
+
+    Lanes: planned claimed in_progress (doing) for_review in_review approved
+    done blocked canceled. An illegal move exits 1 and names the legal targets.
+
+    \b
+    Examples:
+      kitty agent tasks move-task WP03 --to for_review --note "Ready for review"
+      kitty agent tasks move-task WP03 --to planned --review-feedback-file fb.md --agent codex
+      kitty agent tasks move-task WP03 --to approved --force --agent lead \\
+          --note "Arbiter decision: meets the acceptance criteria"
+    """
+    return _do_move(ctx, wp_id, to, opts)
+
+
+@click.command("move")
+@click.argument("wp_id", metavar="WP")
+@click.argument("to", metavar="LANE")
+@_move_options
+@click.pass_context
+def move(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
+    """Short form of `kitty agent tasks move-task WP --to LANE`.
+
+    \b
+    Example:
+      kitty move WP3 in_progress --agent claude
+    """
+    return _do_move(ctx, wp_id, to, opts)
+
+
+@click.command("mark-status")
+@click.argument("task_ids", nargs=-1, metavar="T001 [T002 ...]")
+@click.option(
+    "--status",
+    "status_",
+    required=True,
+    type=click.Choice(["done", "planned", "in_progress"]),
+    help="New subtask status.",
+)
+@click.option("--wp", "wp_id", metavar="WP", help="Only look in this WP's subtasks.")
+@mission_option
+@agent_option
+@json_option
+@click.pass_context
+def mark_status(
+    ctx: click.Context,
+    task_ids: tuple[str, ...],
+    status_: str,
+    wp_id: str | None,
+    mission: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> int:
+    """Mark subtasks done (or planned) with one annotation event.
+
+    \b
+    Example:
+      kitty agent tasks mark-status T001 T002 --status done
+    """
+    from kitty.services.moves import mark_status as run_mark
+
+    result = run_mark(
+        open_mission(ctx, mission), list(task_ids), status_, agent=agent, wp_text=wp_id
+    )
+    text = "; ".join(
+        f"{wp}: {', '.join(tasks)} → {status_}" for wp, tasks in result["marked"].items()
+    )
+    emit(result, text, as_json)
+    return 0
+
+
+COMMANDS = [status, move]

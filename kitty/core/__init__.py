@@ -1,0 +1,1 @@
+"""Pure core: data in, data out. No files, subprocesses, clocks or environment."""

@@ -1,0 +1,339 @@
+"""`kitty next`: the next step for one agent, decided from data alone.
+
+Same board, specs, lanes, config and clock reading -> same decision. Priority:
+resume your own work, review, fix, arbiter, implement, accept/merge/done, then
+wait (something is moving) or blocked (nothing can move without a human).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kitty.core import lanes
+from kitty.core.clock import humanize_duration
+from kitty.core.model import WorkPackage, wp_number
+from kitty.core.schedule import chain_weights
+from kitty.core.snapshot import progress, sort_ids
+from kitty.core.state import Board, WPState
+from kitty.core.transitions import arbiter_commands, at_cycle_cap
+
+IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
+ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
+CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
+
+
+@dataclass(frozen=True)
+class Context:
+    mission: str
+    agent: str
+    wps: Mapping[str, WorkPackage]
+    board: Board
+    wp_lane: Mapping[str, str]
+    max_cycles: int = 3
+    accepted: bool = False
+    now_us: int = 0
+
+
+@dataclass
+class Decision:
+    action: str
+    reason: str
+    wp_id: str | None = None
+    cycle: str | None = None
+    commands: list[str] = field(default_factory=list)
+    blocked_by: list[str] = field(default_factory=list)
+    progress: dict[str, Any] = field(default_factory=dict)
+    mission: str = ""
+    lane: str | None = None
+    claimed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "action": self.action,
+            "wp_id": self.wp_id,
+            "reason": self.reason,
+            "cycle": self.cycle,
+            "commands": self.commands,
+            "blocked_by": self.blocked_by,
+            "progress": self.progress,
+            "mission": self.mission,
+            "lane": self.lane,
+            "claimed": self.claimed,
+        }
+
+
+def _state(ctx: Context, wp_id: str) -> WPState:
+    return ctx.board.wps.get(wp_id) or WPState(wp_id)
+
+
+def _since(ctx: Context, st: WPState) -> str:
+    if st.lane_since_us is None or not ctx.now_us:
+        return ""
+    return f" for {humanize_duration((ctx.now_us - st.lane_since_us) / 1e6)}"
+
+
+def describe(ctx: Context, wp_id: str) -> str:
+    """`in_review by codex for 12m` — where a WP is and who holds it."""
+    st = _state(ctx, wp_id)
+    lane = st.lane or "not finalized"
+    who = st.reviewer if st.lane == lanes.IN_REVIEW else st.agent
+    by = f" by {who}" if who and st.lane in lanes.IN_FLIGHT else ""
+    return f"{lane}{by}{_since(ctx, st)}"
+
+
+def _deps_ready(ctx: Context, wp_id: str) -> bool:
+    return all(ctx.board.lane(d) in lanes.SATISFIED for d in ctx.wps[wp_id].dependencies)
+
+
+def _lane_holder(ctx: Context, wp_id: str) -> str | None:
+    """Another WP of the same execution lane that is in flight, if any."""
+    lane = ctx.wp_lane.get(wp_id)
+    for other, other_lane in ctx.wp_lane.items():
+        if other != wp_id and other_lane == lane and ctx.board.lane(other) in lanes.IN_FLIGHT:
+            return other
+    return None
+
+
+def attempt(st: WPState, max_cycles: int) -> str | None:
+    """`2/3` for the second attempt after one rejection; None before any rejection."""
+    return f"{st.review_cycles + 1}/{max_cycles}" if st.review_cycles else None
+
+
+def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
+    return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
+
+
+def _oldest(ctx: Context, ids: list[str]) -> list[str]:
+    return sorted(ids, key=lambda w: (_state(ctx, w).lane_since_us or 0, wp_number(w) or 0, w))
+
+
+def _work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
+    st = _state(ctx, wp_id)
+    verb = REVIEW if action == REVIEW else IMPLEMENT
+    return Decision(
+        action,
+        reason,
+        wp_id,
+        attempt(st, ctx.max_cycles),
+        [_cmd(ctx, verb, wp_id)],
+        lane=ctx.wp_lane.get(wp_id),
+    )
+
+
+def decide(ctx: Context) -> Decision:
+    decision = _decide(ctx)
+    decision.mission = ctx.mission
+    ids = [w for w in sort_ids(ctx.wps)]
+    decision.progress = dict(
+        progress(ctx.board, ids), total=len(ids), **{k: v for k, v in _counts(ctx, ids).items()}
+    )
+    return decision
+
+
+def _counts(ctx: Context, ids: list[str]) -> dict[str, int]:
+    approved = sum(1 for w in ids if ctx.board.lane(w) in lanes.SATISFIED)
+    return {"approved_or_done": approved}
+
+
+def _decide(ctx: Context) -> Decision:
+    ids = sort_ids(ctx.wps)
+    if not ids:
+        return Decision(
+            BLOCKED,
+            "the mission has no work packages",
+            commands=[f"kitty wp add --mission {ctx.mission} --title ..."],
+        )
+    unfinalized = [w for w in ids if ctx.board.lane(w) is None]
+    if len(unfinalized) == len(ids):
+        return Decision(
+            BLOCKED,
+            "the mission is not finalized",
+            commands=[f"kitty finalize --mission {ctx.mission}"],
+            blocked_by=[f"{w} has no state yet" for w in unfinalized],
+        )
+    live = [w for w in ids if w not in unfinalized]
+    by_lane: dict[str, list[str]] = {}
+    for w in live:
+        by_lane.setdefault(ctx.board.lane(w) or "", []).append(w)
+
+    # 1. Resume what this agent already holds.
+    mine_review = [
+        w for w in by_lane.get(lanes.IN_REVIEW, []) if _state(ctx, w).reviewer == ctx.agent
+    ]
+    if mine_review:
+        w = _oldest(ctx, mine_review)[0]
+        return _work(
+            ctx,
+            REVIEW,
+            w,
+            f"you are reviewing {w} (in_review{_since(ctx, _state(ctx, w))}): "
+            "finish the review and record the verdict",
+        )
+    mine_impl = [
+        w
+        for lane in (lanes.CLAIMED, lanes.IN_PROGRESS)
+        for w in by_lane.get(lane, [])
+        if _state(ctx, w).implementer == ctx.agent
+        and not at_cycle_cap(_state(ctx, w), ctx.max_cycles)
+    ]
+    if mine_impl:
+        w = _oldest(ctx, mine_impl)[0]
+        st = _state(ctx, w)
+        action = FIX if st.review_cycles else IMPLEMENT
+        return _work(
+            ctx,
+            action,
+            w,
+            f"you hold {w} ({describe(ctx, w)}): continue "
+            + ("fixing the review feedback" if action == FIX else "the implementation"),
+        )
+
+    # 2. Reviews unblock dependents: oldest first, never your own work.
+    reviewable = [
+        w for w in by_lane.get(lanes.FOR_REVIEW, []) if _state(ctx, w).implementer != ctx.agent
+    ]
+    if reviewable:
+        w = _oldest(ctx, reviewable)[0]
+        who = _state(ctx, w).implementer or "another agent"
+        return _work(
+            ctx,
+            REVIEW,
+            w,
+            f"{w} is waiting for review{_since(ctx, _state(ctx, w))} (implemented by {who})",
+        )
+
+    planned = by_lane.get(lanes.PLANNED, [])
+    capped = [
+        w
+        for w in planned + by_lane.get(lanes.IN_PROGRESS, [])
+        if at_cycle_cap(_state(ctx, w), ctx.max_cycles)
+    ]
+    startable = [
+        w
+        for w in planned
+        if w not in capped and _deps_ready(ctx, w) and _lane_holder(ctx, w) is None
+    ]
+
+    # 3. Fix rejected work, the original implementer first.
+    fixes = [w for w in startable if _state(ctx, w).review_cycles]
+    if fixes:
+        fixes.sort(
+            key=lambda w: (
+                _state(ctx, w).implementer != ctx.agent,
+                _state(ctx, w).lane_since_us or 0,
+                wp_number(w) or 0,
+            )
+        )
+        w = fixes[0]
+        st = _state(ctx, w)
+        return _work(
+            ctx,
+            FIX,
+            w,
+            f"{w} was sent back by {st.reviews[-1].reviewer if st.reviews else 'review'}"
+            f" with feedback; fix it (this is cycle {attempt(st, ctx.max_cycles)})",
+        )
+
+    # 4. Arbiter: the review loop hit its cap.
+    if capped:
+        w = sorted(capped, key=lambda x: wp_number(x) or 0)[0]
+        st = _state(ctx, w)
+        return Decision(
+            ARBITER,
+            f"{w} was rejected {st.review_cycles} times (cap "
+            f"{ctx.max_cycles}): approve with a recorded override or escalate",
+            w,
+            f"{st.review_cycles}/{ctx.max_cycles}",
+            arbiter_commands(w, ctx.mission),
+            lane=ctx.wp_lane.get(w),
+        )
+
+    # 5. Implement: the longest chain of dependents first, then the lowest id.
+    fresh = [w for w in startable if not _state(ctx, w).review_cycles]
+    if fresh:
+        weights = chain_weights(ctx.wps)
+        fresh.sort(key=lambda w: (-weights[w], wp_number(w) or 0, w))
+        w = fresh[0]
+        chain = weights[w]
+        return _work(
+            ctx,
+            IMPLEMENT,
+            w,
+            f"{w} is ready (dependencies approved) and heads the "
+            f"longest remaining chain (weight {chain:g})",
+        )
+
+    # 6. Whole-mission steps.
+    remaining = [w for w in live if ctx.board.lane(w) != lanes.CANCELED]
+    if (
+        remaining
+        and not unfinalized
+        and all(ctx.board.lane(w) in lanes.SATISFIED for w in remaining)
+    ):
+        if all(ctx.board.lane(w) == lanes.DONE for w in remaining):
+            return Decision(DONE, "every work package is done: the mission is merged")
+        if ctx.accepted:
+            return Decision(
+                MERGE,
+                "the mission is accepted: merge it",
+                commands=[f"kitty merge --mission {ctx.mission}"],
+            )
+        return Decision(
+            ACCEPT,
+            "every work package is approved: accept the mission",
+            commands=[f"kitty accept --mission {ctx.mission}"],
+        )
+
+    # 7. Nothing to do now: explain why, and whether anything can still move.
+    return _waiting(ctx, live, unfinalized, by_lane)
+
+
+def _waiting(
+    ctx: Context, live: list[str], unfinalized: list[str], by_lane: dict[str, list[str]]
+) -> Decision:
+    blockers: list[str] = []
+    movable = False
+    for w in live:
+        st = _state(ctx, w)
+        if st.lane in lanes.IN_FLIGHT:
+            movable = True
+            if st.lane == lanes.FOR_REVIEW:
+                blockers.append(f"{w} awaits review by another agent (you implemented it)")
+            else:
+                blockers.append(f"{w} is {describe(ctx, w)}")
+    for w in by_lane.get(lanes.PLANNED, []):
+        deps = [d for d in ctx.wps[w].dependencies if ctx.board.lane(d) not in lanes.SATISFIED]
+        if deps:
+            blockers.append(
+                f"{w} waits for " + ", ".join(f"{d} ({describe(ctx, d)})" for d in deps)
+            )
+        else:
+            holder = _lane_holder(ctx, w)
+            if holder:
+                blockers.append(
+                    f"{w} waits for its lane {ctx.wp_lane.get(w)} "
+                    f"({holder} {describe(ctx, holder)})"
+                )
+    for w in by_lane.get(lanes.BLOCKED, []):
+        reason = _state(ctx, w).last_reason
+        blockers.append(f"{w} is blocked" + (f": {reason}" if reason else ""))
+    blockers += [f"{w} is not finalized" for w in unfinalized]
+    commands = [f"kitty status --mission {ctx.mission}"]
+    if movable:
+        commands.append(f"kitty next --agent {ctx.agent} --mission {ctx.mission}")
+        return Decision(
+            WAIT,
+            "nothing is ready for you yet; other work is in flight",
+            blocked_by=blockers,
+            commands=commands,
+        )
+    if unfinalized:
+        commands.insert(0, f"kitty finalize --mission {ctx.mission}")
+    for w in by_lane.get(lanes.BLOCKED, []):
+        commands.append(f"kitty move {w} planned --mission {ctx.mission} --agent {ctx.agent}")
+    return Decision(
+        BLOCKED, "nothing can move without a human decision", blocked_by=blockers, commands=commands
+    )

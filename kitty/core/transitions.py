@@ -1,0 +1,244 @@
+"""Check one requested move against the transition table and its guards.
+
+`check_move` is the single gate every lane change passes through (move-task,
+claims, review verdicts, merge). It never writes: it returns what the event must
+carry (a review verdict, an arbiter or self-review record) or raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kitty.core import lanes
+from kitty.core.state import WPState
+from kitty.errors import GuardRefused, InvalidTransition
+
+TERMINAL_ISSUE_VERDICTS = frozenset({"fixed", "verified-already-fixed", "deferred-with-followup"})
+IN_MISSION = "in-mission"
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRequest:
+    to_lane: str
+    actor: str | None
+    force: bool = False
+    note: str | None = None
+    has_feedback: bool = False
+    merged: bool = False
+    intended_reviewer: str | None = None
+    reviewer_failure_reason: str | None = None
+    self_review_fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IssueRow:
+    issue: str
+    verdict: str
+    wps: tuple[str, ...] = ()  # empty: the row concerns the whole mission
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    max_cycles: int = 3
+    issue_rows: Sequence[IssueRow] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCheck:
+    from_lane: str
+    to_lane: str
+    verdict: str | None = None
+    arbiter: dict[str, Any] | None = None
+    self_review: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def arbiter_commands(wp_id: str, mission: str) -> list[str]:
+    """The two arbiter decisions of seeds/004, as exact commands."""
+    base = f"kitty agent tasks move-task {wp_id} --mission {mission}"
+    return [
+        f'{base} --to approved --force --note "Arbiter decision: <why the work is acceptable>"',
+        f'{base} --to blocked --force --note "Escalated to human: <the disagreement>"',
+    ]
+
+
+def at_cycle_cap(state: WPState | None, max_cycles: int) -> bool:
+    """True when the WP was rejected `max_cycles` times and no verdict came after."""
+    if state is None or state.review_cycles < max_cycles or not state.reviews:
+        return False
+    return state.reviews[-1].verdict == "changes_requested" and state.arbiter is None
+
+
+def issue_blockers(wp_id: str, to_lane: str, rows: Sequence[IssueRow]) -> list[str]:
+    """Issue-matrix rows that forbid moving `wp_id` to approved/done."""
+    if to_lane not in (lanes.APPROVED, lanes.DONE):
+        return []
+    blockers = []
+    for row in rows:
+        if row.wps and wp_id not in row.wps:
+            continue
+        verdict = row.verdict.strip().lower()
+        if verdict in TERMINAL_ISSUE_VERDICTS:
+            continue
+        if verdict == IN_MISSION:
+            if to_lane == lanes.DONE:
+                blockers.append(f"{row.issue} (in-mission)")
+            continue
+        blockers.append(f"{row.issue} ({verdict or 'empty'})")
+    return blockers
+
+
+def check_move(
+    wp_id: str,
+    state: WPState | None,
+    subtasks: Sequence[str],
+    req: MoveRequest,
+    policy: Policy = Policy(),
+    mission: str = "<mission>",
+) -> MoveCheck:
+    to_lane = lanes.canonical(req.to_lane)
+    if to_lane is None or to_lane == lanes.GENESIS:
+        raise InvalidTransition(
+            f"unknown lane {req.to_lane!r}",
+            "lanes: " + ", ".join(lanes.LANES) + " (doing = in_progress)",
+        )
+    from_lane = (state.lane if state else None) or lanes.GENESIS
+    if to_lane == from_lane:
+        raise InvalidTransition(f"{wp_id} is already in {to_lane}", "nothing to do")
+    if req.force:
+        if not req.actor or not (req.note or "").strip():
+            raise GuardRefused(
+                f"--force on {wp_id} needs an actor and a note",
+                'pass --agent NAME (or set KITTY_AGENT) and --note "why"',
+            )
+    elif to_lane not in lanes.TRANSITIONS[from_lane]:
+        targets = lanes.legal_targets(from_lane)
+        if not targets:
+            raise InvalidTransition(
+                f"{wp_id} is {from_lane}, which is final", "a done or canceled WP never moves again"
+            )
+        if from_lane == lanes.GENESIS:
+            raise InvalidTransition(
+                f"{wp_id} has no state yet (mission not finalized)", "run `kitty finalize` first"
+            )
+        raise InvalidTransition(
+            f"{wp_id} cannot move from {from_lane} to {to_lane}",
+            f"legal targets from {from_lane}: {', '.join(targets)} "
+            "(or --force with --agent and --note)",
+        )
+    if (
+        not req.force
+        and at_cycle_cap(state, policy.max_cycles)
+        and to_lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.FOR_REVIEW)
+    ):
+        raise GuardRefused(
+            f"{wp_id} was rejected {state.review_cycles if state else 0} times "
+            f"(review.max_cycles is {policy.max_cycles}): it needs an arbiter decision",
+            "decide with one of: " + " | ".join(arbiter_commands(wp_id, mission)),
+        )
+    check = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
+    blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
+    if blockers:
+        raise GuardRefused(
+            f"issue-matrix.json blocks moving {wp_id} to {to_lane}: " + ", ".join(blockers),
+            "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup"
+            + (")" if to_lane == lanes.DONE else ", in-mission)"),
+        )
+    arbiter = None
+    if (
+        req.force
+        and to_lane in (lanes.APPROVED, lanes.BLOCKED)
+        and (
+            at_cycle_cap(state, policy.max_cycles)
+            or (req.note or "").lower().startswith(("arbiter decision", "escalated"))
+        )
+    ):
+        arbiter = {
+            "decision": "approve" if to_lane == lanes.APPROVED else "escalate",
+            "note": req.note,
+            "by": req.actor,
+            "cycles": state.review_cycles if state else 0,
+        }
+    return MoveCheck(from_lane, to_lane, check.verdict, arbiter, check.self_review)
+
+
+def _guards(
+    wp_id: str,
+    state: WPState | None,
+    from_lane: str,
+    to_lane: str,
+    subtasks: Sequence[str],
+    req: MoveRequest,
+) -> MoveCheck:
+    verdict: str | None = None
+    self_review = None
+    if from_lane == lanes.IN_REVIEW or (to_lane == lanes.APPROVED and from_lane != lanes.IN_REVIEW):
+        if to_lane in (lanes.APPROVED, lanes.DONE):
+            verdict = "approved"
+        elif to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and req.has_feedback:
+            verdict = "changes_requested"
+    elif req.has_feedback:
+        verdict = "changes_requested"
+    if not req.force:
+        if to_lane in (lanes.CLAIMED, lanes.IN_REVIEW) and not req.actor:
+            raise GuardRefused(
+                f"moving {wp_id} to {to_lane} needs an actor",
+                "pass --agent NAME (or set KITTY_AGENT)",
+            )
+        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.FOR_REVIEW:
+            states = state.subtasks if state else {}
+            open_tasks = [t for t in subtasks if states.get(t) != "done"]
+            if open_tasks:
+                raise GuardRefused(
+                    f"{wp_id} has subtasks not done: {', '.join(open_tasks)}",
+                    f"kitty agent tasks mark-status {' '.join(open_tasks)} --status done",
+                )
+        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.APPROVED and not req.note:
+            raise GuardRefused(
+                f"approving {wp_id} straight from in_progress needs review evidence",
+                "pass --note describing the review that was done",
+            )
+        if from_lane == lanes.IN_REVIEW:
+            if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not req.has_feedback:
+                raise GuardRefused(
+                    f"rejecting {wp_id} needs review feedback",
+                    "pass --review-feedback-file FILE with what must change",
+                )
+            if to_lane in (lanes.BLOCKED, lanes.CANCELED) and not req.note:
+                raise GuardRefused(
+                    f"moving {wp_id} out of review to {to_lane} needs a reason",
+                    "pass --note explaining the review outcome",
+                )
+        if to_lane == lanes.DONE and not req.merged:
+            raise GuardRefused(
+                f"{wp_id} reaches done only when its code is merged",
+                "run `kitty merge`; or --force with --note to override",
+            )
+    if to_lane == lanes.APPROVED:
+        if not req.actor:
+            raise GuardRefused(
+                f"approving {wp_id} needs a reviewer identity",
+                "pass --agent NAME (or set KITTY_AGENT)",
+            )
+        implementer = state.implementer if state else None
+        if implementer and implementer == req.actor:
+            if not (
+                req.self_review_fallback
+                and req.force
+                and req.intended_reviewer
+                and req.reviewer_failure_reason
+            ):
+                raise GuardRefused(
+                    f"{req.actor} implemented {wp_id} and cannot approve it (self-review)",
+                    "have another agent review it; after a reviewer failure use --force "
+                    "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R "
+                    "--note ...",
+                )
+            self_review = {
+                "approved_by": req.actor,
+                "intended_reviewer": req.intended_reviewer,
+                "reviewer_failure_reason": req.reviewer_failure_reason,
+            }
+    return MoveCheck(from_lane, to_lane, verdict, None, self_review)

@@ -1,0 +1,69 @@
+"""Mission-wide checks of the work package files (what `kitty finalize` refuses)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kitty.core.model import WorkPackage
+from kitty.errors import SpecError
+
+
+def mission_problems(wps: Sequence[WorkPackage]) -> list[SpecError]:
+    """Duplicate ids, unknown dependencies, self-dependencies and duplicate subtasks."""
+    problems: list[SpecError] = []
+    by_id: dict[str, WorkPackage] = {}
+    for wp in wps:
+        first = by_id.get(wp.wp_id)
+        if first is not None:
+            problems.append(
+                SpecError(
+                    wp.path,
+                    wp.line_of("work_package_id"),
+                    f"duplicate work_package_id {wp.wp_id} (also {first.path})",
+                    "give each WP file its own id",
+                )
+            )
+            continue
+        by_id[wp.wp_id] = wp
+    subtask_owner: dict[str, str] = {}
+    for wp in by_id.values():
+        for dep in wp.dependencies:
+            if dep == wp.wp_id:
+                problems.append(
+                    SpecError(
+                        wp.path,
+                        wp.line_of("dependencies"),
+                        f"{wp.wp_id} depends on itself",
+                        "remove it from its own dependencies",
+                    )
+                )
+            elif dep not in by_id:
+                known = ", ".join(sorted(by_id)) or "none"
+                problems.append(
+                    SpecError(
+                        wp.path,
+                        wp.line_of("dependencies"),
+                        f"unknown dependency {dep}",
+                        f"known WPs: {known}",
+                    )
+                )
+        for task in wp.subtasks:
+            owner = subtask_owner.setdefault(task, wp.wp_id)
+            if owner != wp.wp_id:
+                problems.append(
+                    SpecError(
+                        wp.path,
+                        wp.line_of("subtasks"),
+                        f"subtask {task} is also listed by {owner}",
+                        "subtask ids must be unique across the mission",
+                    )
+                )
+    return problems
+
+
+def format_cycle(cycle: Sequence[str]) -> str:
+    return " → ".join(cycle)
+
+
+def by_id(wps: Sequence[WorkPackage]) -> Mapping[str, WorkPackage]:
+    return {wp.wp_id: wp for wp in wps}

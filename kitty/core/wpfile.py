@@ -1,0 +1,167 @@
+"""Parse one work package file (YAML front matter + Markdown body) into a WorkPackage.
+
+Pure: the caller passes the file's text. Every problem is a SpecError with the
+line it is on, so `kitty finalize` can point at it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from kitty.core.model import (
+    WorkPackage,
+    format_wp_id,
+    parse_dependencies,
+    wp_id_from_filename,
+    wp_number,
+)
+from kitty.errors import SpecError
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | None:
+    """Return (front matter, body, number of the body's first line) or None."""
+    if not text.startswith("---"):
+        return None
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
+    return None
+
+
+def key_lines(front: str) -> dict[str, int]:
+    """Line number (in the whole file) of each top-level key of the front matter."""
+    found: dict[str, int] = {}
+    for offset, line in enumerate(front.split("\n")):
+        match = _KEY_LINE.match(line)
+        if match and match.group(1) not in found:
+            found[match.group(1)] = offset + 2  # +1 for the opening ---, +1 for 1-based
+    return found
+
+
+def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
+    parts = split_front_matter(text)
+    if parts is None:
+        raise SpecError(
+            path,
+            1,
+            "no YAML front matter",
+            "start the file with a '---' line, the YAML keys, and a closing '---' line",
+        )
+    front, body, _ = parts
+    try:
+        meta = yaml.load(front, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        # The context mark is where the broken construct starts (an unclosed `[`),
+        # which is where the fix goes; the problem mark is where parsing gave up.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        raise SpecError(
+            path,
+            line,
+            f"unreadable YAML: {problem}",
+            "fix the YAML syntax (quote values containing ':' or '#')",
+        ) from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise SpecError(
+            path,
+            2,
+            "front matter is not a mapping of keys to values",
+            "write the front matter as 'key: value' lines",
+        )
+    return meta, body, key_lines(front)
+
+
+def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) -> tuple[str, ...]:
+    value = meta.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str | int) for v in value):
+        raise SpecError(
+            path,
+            lines.get(key, 1),
+            f"'{key}' must be a list of strings",
+            f"write {key} as a YAML list, one '- item' per line",
+        )
+    return tuple(str(v) for v in value)
+
+
+def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
+    """Parse and check one WP file on its own (mission-wide checks are in `validate`)."""
+    meta, body, lines = load_front_matter(path, text)
+    file_id = wp_id_from_filename(filename)
+    for key in ("work_package_id", "title"):
+        if meta.get(key) in (None, ""):
+            raise SpecError(path, 1, f"missing '{key}'", f"add a '{key}:' line to the front matter")
+    raw_id = str(meta["work_package_id"])
+    if not re.fullmatch(r"WP\d{2,}", raw_id):
+        raise SpecError(
+            path,
+            lines.get("work_package_id", 1),
+            f"work_package_id {raw_id!r} is not of the form WP01",
+            "use 'WP' followed by two or more digits",
+        )
+    if file_id is None or file_id != raw_id:
+        raise SpecError(
+            path,
+            lines.get("work_package_id", 1),
+            f"work_package_id {raw_id} does not match the file name {filename}",
+            f"rename the file to {raw_id}-<title>.md or fix work_package_id",
+        )
+    deps_raw = parse_dependencies(meta.get("dependencies"))
+    if deps_raw is None:
+        raise SpecError(
+            path,
+            lines.get("dependencies", 1),
+            "'dependencies' must be a list of WP ids",
+            "write dependencies as a YAML list such as [WP01, WP02]",
+        )
+    deps: list[str] = []
+    for dep in deps_raw:
+        number = wp_number(dep)
+        if number is None:
+            raise SpecError(
+                path,
+                lines.get("dependencies", 1),
+                f"dependency {dep!r} is not a WP id",
+                "list dependencies as WP ids such as WP01",
+            )
+        deps.append(format_wp_id(number))
+    estimate = meta.get("estimate")
+    if estimate is not None and (
+        isinstance(estimate, bool) or not isinstance(estimate, int | float) or estimate <= 0
+    ):
+        raise SpecError(
+            path,
+            lines.get("estimate", 1),
+            "'estimate' must be a positive number",
+            "remove it or write a number such as 2 or 0.5",
+        )
+    mode = meta.get("execution_mode")
+    return WorkPackage(
+        wp_id=raw_id,
+        title=str(meta["title"]),
+        dependencies=tuple(dict.fromkeys(deps)),
+        subtasks=_str_list(path, meta, "subtasks", lines),
+        owned_files=_str_list(path, meta, "owned_files", lines),
+        path=path,
+        stem=filename[:-3],
+        estimate=float(estimate) if estimate is not None else None,
+        execution_mode=str(mode) if mode is not None else None,
+        meta=meta,
+        body=body,
+        key_lines=lines,
+    )

@@ -1,0 +1,53 @@
+"""stdout is data, stderr is diagnostics. JSON is sorted and versioned; colour decided once."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from kitty.errors import KittyError
+
+SCHEMA = 1
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def terminal_width() -> int:
+    try:
+        return min(120, max(60, os.get_terminal_size().columns))
+    except OSError:
+        return 80
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def emit(data: dict[str, Any], text: str, as_json: bool) -> None:
+    if as_json:
+        payload = dict(data)
+        payload.setdefault("schema", SCHEMA)
+        emit_json(payload)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+def warn(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(f"warning: {line}", err=True)
+
+
+def error(exc: KittyError, as_json: bool) -> int:
+    if as_json:
+        emit_json({"schema": SCHEMA, "error": exc.to_json()})
+    else:
+        click.echo(f"error: {exc.message}", err=True)
+        if exc.hint:
+            click.echo(f"hint: {exc.hint}", err=True)
+    return exc.exit_code

@@ -1,0 +1,41 @@
+"""`kitty status`: the board as data (the JSON contract); text is rendered from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kitty.core.snapshot import SCHEMA, progress, summary, wp_view
+from kitty.services.workspace import Mission
+
+
+def mission_info(mission: Mission) -> dict[str, Any]:
+    meta = mission.meta
+    return {
+        "slug": mission.slug,
+        "mission_id": mission.mission_id or None,
+        "title": meta.get("friendly_name") or mission.slug,
+        "target_branch": meta.get("target_branch"),
+        "accepted_at": meta.get("accepted_at"),
+        "finalized": bool(mission.board.wps),
+    }
+
+
+def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
+    board = mission.board
+    ids = mission.all_ids()
+    max_cycles = mission.config.max_cycles
+    work_packages = [
+        wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
+    ]
+    if now_us is not None:
+        from kitty.services.liveness import mark_stalled
+
+        mark_stalled(work_packages, board, now_us)
+    return {
+        "schema": SCHEMA,
+        "mission": mission_info(mission),
+        "work_packages": work_packages,
+        "summary": summary(board, ids),
+        "progress": progress(board, ids),
+        "warnings": mission.warnings(),
+    }

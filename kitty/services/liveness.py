@@ -1,0 +1,47 @@
+"""Is the agent holding a WP still alive? (pid checks for `status` and `sprint`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kitty.core import lanes
+from kitty.core.clock import parse_at
+from kitty.core.state import Board
+
+#: A running agent writes a heartbeat at most once a minute; silence past this is a stall.
+SILENCE_LIMIT_US = 15 * 60 * 1_000_000
+
+
+def pid_alive(pid: Any) -> bool:
+    try:
+        number = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if number <= 0:
+        return False
+    try:
+        os.kill(number, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int) -> None:
+    """Set `stalled` on in-flight WPs whose sprint-dispatched agent is gone or silent."""
+    for view in work_packages:
+        view["stalled"] = None
+        st = board.wps.get(view["id"])
+        if st is None or st.lane not in lanes.IN_FLIGHT or not st.runtime_claim:
+            continue
+        claim = st.runtime_claim
+        if "agent_pid" not in claim:
+            continue  # only sprint-dispatched agents carry a pid kitty can judge
+        if not pid_alive(claim.get("agent_pid")):
+            view["stalled"] = f"agent process {claim.get('agent_pid')} is gone"
+            continue
+        last = claim.get("heartbeat") or claim.get("at")
+        if last and now_us - parse_at(str(last)) > SILENCE_LIMIT_US:
+            view["stalled"] = f"no heartbeat since {last}"

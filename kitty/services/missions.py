@@ -1,0 +1,190 @@
+"""Create missions and work packages, and finalize a mission's plan."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters import eventlog, layout
+from kitty.adapters.files import atomic_write, dump_json
+from kitty.core.clock import format_at, ulid
+from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
+from kitty.core.state import Board
+from kitty.errors import DependencyCycle, NotFound, SpecError, SpecErrors, UsageError
+from kitty.services.workspace import Mission
+
+_SUBTASK = re.compile(r"\bT(\d{3,})\b")
+
+
+def create_mission(
+    cwd: Path, name: str, title: str | None, target_branch: str | None
+) -> dict[str, Any]:
+    project = layout.find_project(cwd)
+    base = kebab(name)
+    if not base:
+        raise UsageError(
+            f"mission name {name!r} has no letters or digits",
+            "for example: kitty mission create checkout-flow",
+        )
+    now = eventlog.now_us()
+    mission_id = ulid(now // 1000, eventlog.random_bytes())
+    slug = f"{base}-{mission_id[:8]}"
+    layout.check_name("mission", slug)
+    folder = project.specs_dir / slug
+    (folder / "tasks").mkdir(parents=True)
+    meta = {
+        "created_at": format_at(now),
+        "friendly_name": title or name,
+        "mission_id": mission_id,
+        "mission_slug": slug,
+        "mission_type": "software-dev",
+        "slug": slug,
+        "target_branch": target_branch or layout.current_branch(project) or "main",
+        "vcs": "git",
+    }
+    atomic_write(folder / "meta.json", dump_json(meta))
+    return {"mission": slug, "path": str(folder), "meta": meta}
+
+
+def _render_wp(
+    wp_id: str, title: str, deps: list[str], subtasks: list[str], owned: list[str]
+) -> str:
+    import yaml
+
+    front = {
+        "work_package_id": wp_id,
+        "title": title,
+        "dependencies": deps,
+        "subtasks": subtasks,
+        "owned_files": owned,
+        "execution_mode": "code_change",
+    }
+    body_tasks = "\n".join(f"- [ ] {t}: describe this subtask" for t in subtasks) or "- (none)"
+    return (
+        "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
+        f"# Work Package Prompt: {wp_id} – {title}\n\n"
+        "## Objectives\n\nDescribe what this work package delivers.\n\n"
+        f"## Subtasks\n\n{body_tasks}\n\n"
+        "## Definition of done\n\n- All subtasks done, tests written and passing.\n\n"
+        "## Activity Log\n"
+    )
+
+
+def add_wp(
+    mission: Mission, title: str, depends_on: list[str], owns: list[str], subtask_count: int
+) -> dict[str, Any]:
+    if not title.strip():
+        raise UsageError("a work package needs a title", 'pass --title "What it delivers"')
+    if subtask_count < 0:
+        raise UsageError("--subtasks must be 0 or more", "for example --subtasks 3")
+    tasks_dir = mission.dir / "tasks"
+    files = [p for p in tasks_dir.iterdir() if p.is_file()] if tasks_dir.is_dir() else []
+    numbers = [wp_number(i) or 0 for p in files if (i := wp_id_from_filename(p.name))]
+    wp_id = format_wp_id(max(numbers, default=0) + 1)
+    deps = [mission.resolve_wp(d) for part in depends_on for d in part.split(",") if d.strip()]
+    highest = 0
+    for path in files:
+        if wp_id_from_filename(path.name):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            highest = max([highest, *(int(n) for n in _SUBTASK.findall(text))])
+    subtasks = [f"T{highest + i:03d}" for i in range(1, subtask_count + 1)]
+    slug = kebab(title) or "work-package"
+    path = tasks_dir / f"{wp_id}-{slug}.md"
+    tasks_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, _render_wp(wp_id, title.strip(), list(dict.fromkeys(deps)), subtasks, owns))
+    return {
+        "mission": mission.slug,
+        "wp_id": wp_id,
+        "path": str(path),
+        "dependencies": deps,
+        "subtasks": subtasks,
+        "owned_files": owns,
+    }
+
+
+def validate(mission: Mission) -> Any:
+    """Check every WP file; raise SpecErrors / DependencyCycle; return the lane plan."""
+    from kitty.core import dag
+    from kitty.core.validate import format_cycle, mission_problems
+
+    specset = mission.specset
+    if not specset.all_wps and not specset.errors:
+        raise NotFound(
+            f"{mission.display}/tasks has no WP files",
+            f"add one: kitty wp add --mission {mission.slug} --title T",
+        )
+    problems = list(specset.errors) + mission_problems(specset.all_wps)
+    if problems:
+        raise SpecErrors(problems)
+    cycle = dag.find_cycle(dag.build_graph(specset.wps))
+    if cycle:
+        first = specset.wps[cycle[0]]
+        raise DependencyCycle(
+            f"{first.path}:{first.line_of('dependencies')}: dependency cycle {format_cycle(cycle)}",
+            "remove one of these dependencies so the WPs can be ordered",
+        )
+    return dag.compute_lanes(specset.wps)
+
+
+def lanes_document(mission: Mission, plan: Any, computed_at: str) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "mission_slug": mission.slug,
+        "mission_id": mission.mission_id,
+        "mission_branch": f"kitty/mission-{mission.slug}",
+        "target_branch": mission.meta.get("target_branch") or "main",
+        "lanes": plan.lanes,
+        "computed_at": computed_at,
+        "computed_from": "dependency_graph+ownership",
+        "planning_artifact_wps": plan.planning_artifact_wps,
+    }
+
+
+def finalize(mission: Mission) -> dict[str, Any]:
+    plan = validate(mission)
+    bootstrapped: list[str] = []
+    lanes_changed = False
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        nonlocal lanes_changed
+        existing = mission.lanes_doc or {}
+        doc = lanes_document(mission, plan, str(existing.get("computed_at") or ""))
+        stable = {k: v for k, v in existing.items() if k not in ("planning_commit_sha",)}
+        if stable != doc:
+            doc["computed_at"] = format_at(eventlog.now_us())
+            atomic_write(mission.dir / "lanes.json", dump_json_ordered(doc))
+            lanes_changed = True
+        records = []
+        for wp_id in mission.all_ids():
+            if wp_id in mission.wps and board.lane(wp_id) is None:
+                bootstrapped.append(wp_id)
+                records.append(
+                    mission.transition(
+                        wp_id, "genesis", "planned", "finalize", reason="canonical bootstrap"
+                    )
+                )
+        return records
+
+    mission.record(build)
+    orphans = [i for i in mission.board.wps if i not in mission.wps]
+    return {
+        "mission": mission.slug,
+        "work_packages": len(mission.wps),
+        "bootstrapped": bootstrapped,
+        "lanes_changed": lanes_changed,
+        "lanes": plan.lanes,
+        "planning_artifact_wps": plan.planning_artifact_wps,
+        "collapse_report": plan.collapse_report,
+        "orphans": orphans,
+    }
+
+
+def dump_json_ordered(doc: dict[str, Any]) -> str:
+    """lanes.json keeps the key order of FORMAT.md (not sorted), like Spec Kitty writes it."""
+    import json
+
+    return json.dumps(doc, indent=2) + "\n"
+
+
+__all__ = ["SpecError", "add_wp", "create_mission", "finalize", "validate"]

@@ -1,0 +1,240 @@
+"""Lane changes and subtask marks: validated under the lock, one append each."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters.files import atomic_write
+from kitty.core import lanes
+from kitty.core.clock import format_at
+from kitty.core.state import Board
+from kitty.core.transitions import MoveCheck, MoveRequest, check_move
+from kitty.errors import NotFound, UsageError
+from kitty.services.workspace import Mission
+
+SUBTASK_STATUSES = ("done", "planned", "in_progress")
+_CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
+
+
+def read_feedback(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"cannot read review feedback {path}: {exc}",
+            "pass a readable UTF-8 file to --review-feedback-file",
+        ) from None
+    if not text.strip():
+        raise UsageError(
+            f"review feedback file {path} is empty", "write what must change into the file"
+        )
+    return text
+
+
+def next_cycle_number(folder: Path) -> int:
+    if not folder.is_dir():
+        return 1
+    numbers = [int(m.group(1)) for p in folder.iterdir() if (m := _CYCLE_FILE.match(p.name))]
+    return max(numbers, default=0) + 1
+
+
+def write_review_cycle(
+    mission: Mission,
+    wp_id: str,
+    reviewer: str | None,
+    verdict: str,
+    body: str,
+    extra: dict[str, Any] | None = None,
+) -> tuple[Path, str, int]:
+    """Store feedback as tasks/<stem>/review-cycle-N.md; return (path, review_ref, N)."""
+    import yaml
+
+    wp = mission.wps.get(wp_id)
+    stem = wp.stem if wp else wp_id
+    folder = mission.dir / "tasks" / stem
+    number = next_cycle_number(folder)
+    front: dict[str, Any] = {
+        "affected_files": [],
+        "cycle_number": number,
+        "mission_slug": mission.slug,
+        "reviewed_at": format_at(_now()).replace("+00:00", "Z"),
+        "reviewer_agent": reviewer or "unknown",
+        "verdict": verdict,
+        "wp_id": wp_id,
+    }
+    front.update(extra or {})
+    path = folder / f"review-cycle-{number}.md"
+    text = "---\n" + yaml.safe_dump(front, sort_keys=True, allow_unicode=True) + "---\n\n"
+    atomic_write(path, text + body.rstrip("\n") + "\n")
+    return path, f"review-cycle://{mission.slug}/{stem}/{path.name}", number
+
+
+def _now() -> int:
+    from kitty.adapters.eventlog import now_us
+
+    return now_us()
+
+
+def move_task(
+    mission: Mission,
+    wp_text: str,
+    to_lane: str,
+    *,
+    agent: str | None = None,
+    note: str | None = None,
+    force: bool = False,
+    feedback_file: Path | None = None,
+    merged: bool = False,
+    self_review_fallback: bool = False,
+    intended_reviewer: str | None = None,
+    reviewer_failure_reason: str | None = None,
+    policy_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    wp_id = mission.resolve_wp(wp_text)
+    feedback = read_feedback(feedback_file)
+    actor = mission.actor(agent)
+    req = MoveRequest(
+        to_lane=to_lane,
+        actor=actor,
+        force=force,
+        note=note,
+        has_feedback=feedback is not None,
+        merged=merged,
+        self_review_fallback=self_review_fallback,
+        intended_reviewer=intended_reviewer,
+        reviewer_failure_reason=reviewer_failure_reason,
+    )
+    wp = mission.wps.get(wp_id)
+    subtasks = wp.subtasks if wp else ()
+    policy = mission.policy()
+    outcome: dict[str, Any] = {}
+    written: list[Path] = []
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        check = check_move(wp_id, board.wps.get(wp_id), subtasks, req, policy, mission.slug)
+        outcome["check"] = check
+        return _records(mission, wp_id, check, req, feedback, written, policy_extra)
+
+    try:
+        records = mission.record(build)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    check: MoveCheck = outcome["check"]
+    state = mission.board.wps.get(wp_id)
+    return {
+        "mission": mission.slug,
+        "wp_id": wp_id,
+        "from_lane": check.from_lane,
+        "to_lane": check.to_lane,
+        "actor": actor,
+        "force": force,
+        "review_cycles": state.review_cycles if state else 0,
+        "review_ref": records[0].get("review_ref") if records else None,
+        "arbiter": check.arbiter,
+        "self_review": check.self_review,
+        "event_ids": [r["event_id"] for r in records],
+    }
+
+
+def _records(
+    mission: Mission,
+    wp_id: str,
+    check: MoveCheck,
+    req: MoveRequest,
+    feedback: str | None,
+    written: list[Path],
+    policy_extra: dict[str, Any] | None,
+) -> list[dict[str, Any]]:
+    policy: dict[str, Any] = dict(policy_extra or {})
+    if req.actor and check.to_lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW):
+        policy.setdefault("agent", req.actor)
+        policy.setdefault("shell_pid", os.getppid())
+    if check.arbiter:
+        policy["arbiter"] = check.arbiter
+    if check.self_review:
+        policy["self_review_fallback"] = check.self_review
+    fields: dict[str, Any] = {
+        "force": req.force,
+        "reason": req.note,
+        "policy_metadata": policy or None,
+    }
+    if check.verdict:
+        result: dict[str, Any] = {
+            "reviewer": req.actor,
+            "verdict": check.verdict,
+            "reference": None,
+        }
+        if check.verdict == "changes_requested" and feedback is not None:
+            path, ref, _ = write_review_cycle(mission, wp_id, req.actor, "rejected", feedback)
+            written.append(path)
+            result.update(reference=ref, feedback_path=str(path))
+            fields["review_ref"] = ref
+            fields["reason"] = req.note or f"changes requested: {ref}"
+        fields["review_result"] = result
+    records = [mission.transition(wp_id, check.from_lane, check.to_lane, req.actor, **fields)]
+    delta: dict[str, Any] = {}
+    if req.note:
+        delta["note"] = req.note
+    if check.verdict == "changes_requested":
+        wp = mission.wps.get(wp_id)
+        delta["release_runtime_claim"] = True
+        if wp and wp.subtasks:
+            delta["subtasks"] = dict.fromkeys(wp.subtasks, "planned")
+    if delta:
+        records.append(mission.annotation(wp_id, req.actor, delta))
+    return records
+
+
+def mark_status(
+    mission: Mission,
+    task_ids: list[str],
+    status: str,
+    *,
+    agent: str | None = None,
+    wp_text: str | None = None,
+) -> dict[str, Any]:
+    if status not in SUBTASK_STATUSES:
+        raise UsageError(
+            f"unknown subtask status {status!r}", "use one of: " + ", ".join(SUBTASK_STATUSES)
+        )
+    if not task_ids:
+        raise UsageError(
+            "name at least one subtask", "kitty agent tasks mark-status T001 --status done"
+        )
+    only = mission.resolve_wp(wp_text) if wp_text else None
+    owner: dict[str, str] = {}
+    for wp in mission.wps.values():
+        if only is None or wp.wp_id == only:
+            for task in wp.subtasks:
+                owner.setdefault(task, wp.wp_id)
+    grouped: dict[str, dict[str, str]] = {}
+    for task in task_ids:
+        task = task.strip().upper()
+        if task not in owner:
+            scope = f"{only}'s subtasks" if only else "any work package's subtasks"
+            raise NotFound(
+                f"subtask {task} is not in {scope}", "check the WP file's `subtasks:` list"
+            )
+        grouped.setdefault(owner[task], {})[task] = status
+    actor = mission.actor(agent) or "user"
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        return [
+            mission.annotation(wp_id, actor, {"subtasks": marks})
+            for wp_id, marks in sorted(grouped.items())
+        ]
+
+    records = mission.record(build)
+    return {
+        "mission": mission.slug,
+        "status": status,
+        "marked": grouped,
+        "event_ids": [r["event_id"] for r in records],
+    }

@@ -1,0 +1,49 @@
+"""`kitty init`: make a git repository a kitty project (idempotent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters import config as config_adapter
+from kitty.adapters import layout
+from kitty.adapters.files import atomic_write
+
+ATTRIBUTES_RULE = "kitty-specs/**/status.events.jsonl merge=union"
+IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
+IGNORE_HEADER = "# kitty runtime files (never committed)"
+
+
+def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> bool:
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in lines if line not in present]
+    if not missing:
+        return False
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if header and header not in present:
+        text += ("\n" if text else "") + header + "\n"
+    text += "".join(line + "\n" for line in missing)
+    atomic_write(path, text)
+    return True
+
+
+def init_project(cwd: Path, agents: list[str] | None) -> dict[str, Any]:
+    project = layout.find_project(cwd)
+    root = project.root
+    changed = []
+    if config_adapter.update(project.config_path, agents):
+        changed.append(".kittify/config.yaml")
+    if _ensure_lines(root / ".gitattributes", None, (ATTRIBUTES_RULE,)):
+        changed.append(".gitattributes")
+    if _ensure_lines(root / ".gitignore", IGNORE_HEADER, IGNORES):
+        changed.append(".gitignore")
+    project.specs_dir.mkdir(exist_ok=True)
+    config = config_adapter.load(project.config_path)
+    return {
+        "root": str(root),
+        "changed": changed,
+        "agents": list(config.agents),
+        "auto_commit": config.auto_commit,
+    }

@@ -1,0 +1,103 @@
+"""`kitty next` (with the atomic `--claim`) and `kitty lanes`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kitty.adapters import eventlog
+from kitty.core import decide, lanes
+from kitty.core.schedule import lane_map
+from kitty.core.state import Board
+from kitty.core.transitions import MoveRequest, check_move
+from kitty.errors import UsageError
+from kitty.services.workspace import Mission
+
+
+def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.Context:
+    ids = mission.all_ids()
+    return decide.Context(
+        mission=mission.slug,
+        agent=agent,
+        wps=mission.wps,
+        board=board,
+        wp_lane=lane_map(mission.lanes_doc, mission.wps, ids),
+        max_cycles=mission.config.max_cycles,
+        accepted=bool(mission.meta.get("accepted_at")),
+        now_us=now_us,
+    )
+
+
+def claim_target(decision: decide.Decision, board: Board) -> str | None:
+    """The lane a claim moves the decided WP to, or None when nothing needs claiming."""
+    if decision.action not in decide.CLAIMABLE or decision.wp_id is None:
+        return None
+    lane = board.lane(decision.wp_id)
+    if decision.action == decide.REVIEW:
+        return lanes.IN_REVIEW if lane == lanes.FOR_REVIEW else None
+    return lanes.CLAIMED if lane == lanes.PLANNED else None
+
+
+def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decide.Decision:
+    who = mission.actor(agent)
+    if not who:
+        raise UsageError(
+            "`kitty next` needs to know who is asking", "pass --agent NAME (or set KITTY_AGENT)"
+        )
+    if not claim:
+        return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
+    result: dict[str, decide.Decision] = {}
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        decision = decide.decide(context(mission, who, board, eventlog.now_us()))
+        result["decision"] = decision
+        target = claim_target(decision, board)
+        if target is None or decision.wp_id is None:
+            return []
+        wp = mission.wps[decision.wp_id]
+        check = check_move(
+            wp.wp_id,
+            board.wps.get(wp.wp_id),
+            wp.subtasks,
+            MoveRequest(target, who),
+            mission.policy(),
+            mission.slug,
+        )
+        decision.claimed = True
+        role = "reviewer" if target == lanes.IN_REVIEW else "implementer"
+        return [
+            mission.transition(
+                wp.wp_id,
+                check.from_lane,
+                target,
+                {"tool": who, "role": role, "profile": None, "model": None},
+                reason=f"claimed via kitty next ({decision.action})",
+                policy_metadata={"agent": who},
+            )
+        ]
+
+    mission.record(build)
+    return result["decision"]
+
+
+def lanes_view(mission: Mission) -> dict[str, Any]:
+    """lanes.json plus each lane's state and the mission's critical path."""
+    from kitty.core.dag import critical_path
+
+    doc = mission.lanes_doc
+    if doc is None:
+        raise UsageError(
+            f"{mission.display}/lanes.json does not exist yet",
+            f"run `kitty finalize --mission {mission.slug}`",
+        )
+    board = mission.board
+    rows = []
+    for lane in doc.get("lanes", []):
+        states = {w: board.lane(w) for w in lane.get("wp_ids", [])}
+        rows.append(dict(lane, wp_lanes=states))
+    return {
+        "mission": mission.slug,
+        "lanes": rows,
+        "planning_artifact_wps": doc.get("planning_artifact_wps", []),
+        "critical_path": critical_path(mission.wps) if mission.wps else [],
+        "computed_at": doc.get("computed_at"),
+    }

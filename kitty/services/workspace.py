@@ -1,0 +1,176 @@
+"""An opened mission: its files, its reduced state, and the one write path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters import config as config_adapter
+from kitty.adapters import eventlog, layout, specs
+from kitty.adapters.files import atomic_write, dump_json
+from kitty.core.clock import format_at, hybrid_at, ulid
+from kitty.core.events import LogWarning, ParsedLog, parse_record
+from kitty.core.model import WorkPackage, wp_number
+from kitty.core.snapshot import materialize, sort_ids
+from kitty.core.state import Board, replay
+from kitty.core.transitions import Policy
+from kitty.errors import AmbiguousId, NotFound
+
+AGENT_ENV = "KITTY_AGENT"
+Builder = Callable[[Board], list[dict[str, Any]]]
+
+
+@dataclass
+class Mission:
+    project: layout.Project
+    slug: str
+    _hooks: list[Callable[[Mission, list[dict[str, Any]]], None]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, cwd: Path, name: str | None) -> Mission:
+        project = layout.find_project(cwd)
+        return cls(project, layout.resolve_mission(project, name))
+
+    # -- paths -------------------------------------------------------------
+    @property
+    def dir(self) -> Path:
+        return self.project.specs_dir / self.slug
+
+    @property
+    def display(self) -> str:
+        return f"{layout.SPECS}/{self.slug}"
+
+    @property
+    def events_path(self) -> Path:
+        return self.dir / "status.events.jsonl"
+
+    @property
+    def status_path(self) -> Path:
+        return self.dir / "status.json"
+
+    # -- files (read once per command) -------------------------------------
+    @cached_property
+    def meta(self) -> dict[str, Any]:
+        return specs.load_meta(self.dir, self.display)
+
+    @cached_property
+    def config(self) -> config_adapter.Config:
+        return config_adapter.load(self.project.config_path)
+
+    @cached_property
+    def specset(self) -> specs.SpecSet:
+        return specs.load_wps(self.dir, self.display)
+
+    @property
+    def wps(self) -> dict[str, WorkPackage]:
+        return self.specset.wps
+
+    @cached_property
+    def lanes_doc(self) -> dict[str, Any] | None:
+        return specs.load_lanes(self.dir, self.display)
+
+    def policy(self) -> Policy:
+        return Policy(self.config.max_cycles, specs.load_issue_rows(self.dir, self.display))
+
+    @cached_property
+    def log(self) -> ParsedLog:
+        return eventlog.read(self.events_path)
+
+    @cached_property
+    def board(self) -> Board:
+        return replay(self.log.events)
+
+    @property
+    def mission_id(self) -> str:
+        return str(self.meta.get("mission_id") or "")
+
+    def warnings(self) -> list[str]:
+        """Every problem found while reading, one line each, `file:line: what`."""
+        shown = f"{self.display}/status.events.jsonl"
+        found = [w.render(shown) for w in self.log.warnings]
+        found += [w.render(shown) for w in self.board.warnings]
+        found += [str(e) for e in self.specset.errors]
+        return found
+
+    def all_ids(self) -> list[str]:
+        return sort_ids(set(self.wps) | set(self.board.wps))
+
+    def resolve_wp(self, text: str) -> str:
+        """`WP3`, `WP03`, `3` -> the WP id used by this mission."""
+        number = wp_number(text)
+        if number is None:
+            raise NotFound(f"{text!r} is not a work package id", "write it as WP03, WP3 or 3")
+        matches = [i for i in self.all_ids() if wp_number(i) == number]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise AmbiguousId(f"{text} matches {', '.join(matches)}", "use the full id")
+        raise NotFound(
+            f"no work package {text} in {self.slug}",
+            "work packages: " + (", ".join(self.all_ids()) or "none"),
+        )
+
+    def actor(self, agent: str | None) -> str | None:
+        return agent or os.environ.get(AGENT_ENV) or self.config.identity
+
+    # -- the one write path -------------------------------------------------
+    def transition(
+        self, wp_id: str, from_lane: str, to_lane: str, actor: Any, **fields: Any
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "actor": actor,
+            "evidence": None,
+            "execution_mode": "worktree",
+            "force": False,
+            "from_lane": from_lane,
+            "mission_id": self.mission_id,
+            "mission_slug": self.slug,
+            "policy_metadata": None,
+            "reason": None,
+            "review_ref": None,
+            "review_result": None,
+            "to_lane": to_lane,
+            "wp_id": wp_id,
+        }
+        record.update(fields)
+        return record
+
+    @staticmethod
+    def annotation(wp_id: str, actor: Any, delta: dict[str, Any]) -> dict[str, Any]:
+        return {"actor": actor, "delta": delta, "kind": "annotation", "wp_id": wp_id}
+
+    def record(self, build: Builder) -> list[dict[str, Any]]:
+        """Lock, re-read, let `build` validate against the fresh board, append, fsync.
+
+        `build` raises to refuse (nothing is written) or returns the records to append.
+        status.json is then rewritten from the log.
+        """
+        with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
+            parsed = eventlog.read(self.events_path)
+            board = replay(parsed.events)
+            records = build(board)
+            if not records:
+                return []
+            newest, now = board.newest_at_us, eventlog.now_us()
+            for rec in records:
+                at = hybrid_at(now, newest)
+                newest = at
+                rec["at"] = format_at(at)
+                rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
+            eventlog.append(self.events_path, records)
+            events = list(parsed.events)
+            for rec in records:
+                event = parse_record(dict(rec))
+                if not isinstance(event, LogWarning):
+                    events.append(event)
+            fresh = replay(events)
+            atomic_write(self.status_path, dump_json(materialize(fresh, self.slug, self.meta)))
+            self.__dict__.pop("log", None)
+            self.__dict__["board"] = fresh
+            for hook in self._hooks:
+                hook(self, records)
+        return records

@@ -1,0 +1,139 @@
+"""`kitty next` decisions: every kind, with its reason, in priority order."""
+
+from __future__ import annotations
+
+from kitty.core import decide
+from kitty.core.model import WorkPackage
+from kitty.core.state import Board, ReviewRecord, WPState
+
+MIN = 60 * 1_000_000
+NOW = 1_000 * MIN
+
+
+def wp(wp_id: str, *deps: str, estimate: float | None = None) -> WorkPackage:
+    return WorkPackage(wp_id, f"title {wp_id}", deps, (), (), f"t/{wp_id}.md", wp_id,
+                       estimate=estimate)
+
+
+def st(wp_id: str, lane: str | None, **kw: object) -> WPState:
+    state = WPState(wp_id, lane=lane, lane_since_us=NOW - 12 * MIN)
+    for key, value in kw.items():
+        setattr(state, key, value)
+    return state
+
+
+def rejected(wp_id: str, times: int, lane: str = "planned", by: str = "claude") -> WPState:
+    reviews = [ReviewRecord("changes_requested", "codex", "t", None, None, lane, f"{wp_id}{i}",
+                            i + 1) for i in range(times)]
+    return st(wp_id, lane, review_cycles=times, reviews=reviews, implementer=by)
+
+
+def ctx(wps: list[WorkPackage], states: list[WPState], agent: str = "claude",
+        lanes: dict[str, str] | None = None, accepted: bool = False) -> decide.Context:
+    board = Board(wps={s.wp_id: s for s in states})
+    specs = {w.wp_id: w for w in wps}
+    return decide.Context("m", agent, specs, board,
+                          lanes or {w: f"lane-{w}" for w in specs}, 3, accepted, NOW)
+
+
+def run(*args: object, **kw: object) -> decide.Decision:
+    return decide.decide(ctx(*args, **kw))  # type: ignore[arg-type]
+
+
+def test_unfinalized_mission_is_blocked() -> None:
+    d = run([wp("WP01")], [])
+    assert d.action == "blocked" and "not finalized" in d.reason
+    assert d.commands == ["kitty finalize --mission m"]
+    assert run([], []).action == "blocked"
+
+
+def test_implement_prefers_the_longest_chain_then_lowest_id() -> None:
+    wps = [wp("WP01"), wp("WP02"), wp("WP03", "WP02"), wp("WP04", "WP03")]
+    d = run(wps, [st(w.wp_id, "planned") for w in wps])
+    assert (d.action, d.wp_id) == ("implement", "WP02")
+    assert d.commands == ["kitty agent action implement WP02 --mission m --agent claude"]
+    d = run(wps[:2], [st("WP01", "planned"), st("WP02", "planned")])
+    assert d.wp_id == "WP01"
+    weighted = [wp("WP01"), wp("WP02", estimate=4)]
+    assert run(weighted, [st("WP01", "planned"), st("WP02", "planned")]).wp_id == "WP02"
+
+
+def test_review_beats_implement_and_is_never_your_own() -> None:
+    wps = [wp("WP01"), wp("WP02"), wp("WP03")]
+    states = [st("WP01", "for_review", implementer="codex", lane_since_us=NOW - 5 * MIN),
+              st("WP02", "for_review", implementer="codex", lane_since_us=NOW - 30 * MIN),
+              st("WP03", "planned")]
+    d = run(wps, states)
+    assert (d.action, d.wp_id) == ("review", "WP02")  # the oldest first
+    assert "implemented by codex" in d.reason
+    d = run(wps, states, agent="codex")
+    assert (d.action, d.wp_id) == ("implement", "WP03")
+
+
+def test_fix_prefers_the_implementer_and_names_the_cycle() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    states = [rejected("WP01", 1, by="gemini"), rejected("WP02", 1, by="claude")]
+    d = run(wps, states)
+    assert (d.action, d.wp_id, d.cycle) == ("fix", "WP02", "2/3")
+    assert "cycle 2/3" in d.reason
+    assert run(wps, states, agent="gemini").wp_id == "WP01"
+
+
+def test_arbiter_at_the_cap() -> None:
+    d = run([wp("WP01")], [rejected("WP01", 3)])
+    assert (d.action, d.wp_id, d.cycle) == ("arbiter", "WP01", "3/3")
+    assert any("--to approved --force" in c for c in d.commands)
+    assert any("--to blocked --force" in c for c in d.commands)
+
+
+def test_resume_own_work_first() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    states = [st("WP01", "in_review", reviewer="claude"),
+              st("WP02", "for_review", implementer="codex")]
+    assert (run(wps, states).action, run(wps, states).wp_id) == ("review", "WP01")
+    states = [st("WP01", "in_progress", implementer="claude"), st("WP02", "planned")]
+    d = run(wps, states)
+    assert (d.action, d.wp_id) == ("implement", "WP01") and "continue" in d.reason
+
+
+def test_lane_in_flight_blocks_a_second_wp_of_that_lane() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    lanes = {"WP01": "lane-a", "WP02": "lane-a"}
+    d = run(wps, [st("WP01", "in_progress", implementer="codex", agent="codex"),
+                  st("WP02", "planned")], lanes=lanes)
+    assert d.action == "wait"
+    assert any("WP02 waits for its lane lane-a (WP01 in_progress by codex for 12m)" == b
+               for b in d.blocked_by)
+
+
+def test_wait_lists_exactly_what_blocks() -> None:
+    wps = [wp("WP02"), wp("WP04", "WP02")]
+    states = [st("WP02", "in_review", reviewer="codex", implementer="gemini"),
+              st("WP04", "planned")]
+    d = run(wps, states)
+    assert d.action == "wait"
+    assert "WP04 waits for WP02 (in_review by codex for 12m)" in d.blocked_by
+
+
+def test_blocked_when_nothing_can_move() -> None:
+    wps = [wp("WP01"), wp("WP02", "WP01")]
+    d = run(wps, [st("WP01", "blocked", last_reason="needs a human"), st("WP02", "planned")])
+    assert d.action == "blocked"
+    assert "WP01 is blocked: needs a human" in d.blocked_by
+    assert "kitty move WP01 planned --mission m --agent claude" in d.commands
+
+
+def test_accept_merge_done() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    assert run(wps, [st("WP01", "approved"), st("WP02", "done")]).action == "accept"
+    assert run(wps, [st("WP01", "approved"), st("WP02", "done")], accepted=True).action == "merge"
+    assert run(wps, [st("WP01", "done"), st("WP02", "canceled")]).action == "done"
+
+
+def test_same_input_same_decision() -> None:
+    wps = [wp(f"WP{i:02d}", *([f"WP{i - 1:02d}"] if i % 3 else [])) for i in range(1, 12)]
+    states = [st(w.wp_id, "planned") for w in wps]
+    first = run(wps, states).to_json()
+    assert all(run(wps, states).to_json() == first for _ in range(5))
+    assert set(first) >= {"schema", "action", "wp_id", "reason", "cycle", "commands",
+                          "blocked_by", "progress", "mission"}

@@ -1,0 +1,142 @@
+"""Parsing every line kind, and replaying the log onto a board."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
+from kitty.core.events import Annotation, Other, Transition, parse_lines, parse_record, serialize
+from kitty.core.state import replay
+
+
+def tr(wp: str, frm: str, to: str, at: str, eid: str, **kw: Any) -> str:
+    data = {"event_id": eid, "wp_id": wp, "from_lane": frm, "to_lane": to, "at": at,
+            "actor": kw.pop("actor", "claude"), "force": kw.pop("force", False)}
+    data.update(kw)
+    return json.dumps(data, sort_keys=True)
+
+
+def ann(wp: str, at: str, eid: str, delta: dict[str, Any]) -> str:
+    return json.dumps({"event_id": eid, "wp_id": wp, "at": at, "kind": "annotation",
+                       "delta": delta, "actor": "user"})
+
+
+T0 = "2026-01-01T00:00:0{}+00:00"
+
+
+def test_four_line_kinds_are_classified() -> None:
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        ann("WP01", T0.format(2), "B", {"note": "hi"}),
+        json.dumps({"event_id": "C", "event_type": "WPCreated", "payload": {}}),
+        json.dumps({"type": "RetrospectiveCaptured", "event_id": "D"}),
+    ]
+    parsed = parse_lines(lines)
+    kinds = [type(e) for e in parsed.events]
+    assert kinds == [Transition, Annotation, Other, Other]
+    assert parsed.warnings == []
+
+
+def test_bad_lines_become_warnings_with_line_numbers() -> None:
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        "{not json",
+        json.dumps({"event_id": "X", "wp_id": "WP01", "to_lane": "planned"}),
+        tr("WP01", "planned", "flying", T0.format(2), "Y"),
+        "[1, 2]",
+        tr("WP01", "planned", "claimed", "yesterday", "Z"),
+        '{"event_id": "torn", "wp_id": "WP0',
+    ]
+    parsed = parse_lines(lines, unterminated=True)
+    messages = {w.line: w.message for w in parsed.warnings}
+    assert messages[2] == "not valid JSON"
+    assert "missing from_lane, at" in messages[3]
+    assert "unknown to_lane 'flying'" in messages[4]
+    assert messages[5] == "not a JSON object"
+    assert "bad timestamp" in messages[6]
+    assert "torn last line" in messages[7]
+    assert len(parsed.events) == 1
+    assert parsed.warnings[0].render("log.jsonl") == "log.jsonl:2: not valid JSON (line skipped)"
+
+
+def test_serialize_round_trips_every_kind() -> None:
+    records = [
+        json.loads(tr("WP01", "planned", "claimed", T0.format(1), "A", actor={"tool": "claude"})),
+        json.loads(ann("WP01", T0.format(2), "B", {"subtasks": {"T001": "done"}})),
+        {"event_id": "C", "event_type": "MissionAccepted", "payload": {"by": "x"}},
+    ]
+    for record in records:
+        line = serialize(record)
+        assert line.endswith("\n") and line.count("\n") == 1
+        assert list(json.loads(line)) == sorted(record)
+        again = parse_record(json.loads(line))
+        assert getattr(again, "data", None) == record
+
+
+def test_replay_orders_by_time_then_id_and_drops_repeated_ids() -> None:
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        tr("WP01", "claimed", "in_progress", T0.format(3), "C"),  # written out of order
+        tr("WP01", "planned", "claimed", T0.format(2), "B"),
+        tr("WP01", "planned", "claimed", T0.format(2), "B"),  # union-merge duplicate
+        tr("WP01", "in_progress", "doing", T0.format(3), "D"),  # same time: id breaks the tie
+    ]
+    board = replay(parse_lines(lines).events)
+    st = board.wps["WP01"]
+    assert st.lane == "in_progress"
+    assert st.last_event_id == "D"
+    assert board.event_count == 4
+    assert board.warnings == []
+
+
+def test_conflicting_duplicate_id_is_reported_and_first_wins() -> None:
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        tr("WP01", "genesis", "canceled", T0.format(1), "A"),
+    ]
+    board = replay(parse_lines(lines).events)
+    assert board.wps["WP01"].lane == "planned"
+    assert "repeats line 1" in board.warnings[0].message
+
+
+def test_annotations_and_review_cycles() -> None:
+    rejected = {"verdict": "changes_requested", "reviewer": "codex", "reference": "r1"}
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        tr("WP01", "planned", "claimed", T0.format(2), "B", policy_metadata={"agent": "claude"}),
+        ann("WP01", T0.format(3), "C", {"subtasks": {"T001": "done"}, "model": "m1", "note": "n"}),
+        tr("WP01", "in_progress", "for_review", T0.format(4), "D"),
+        tr("WP01", "for_review", "in_review", T0.format(5), "E", actor={"tool": "codex"}),
+        tr("WP01", "in_review", "planned", T0.format(6), "F", actor="codex", review_result=rejected),
+        tr("WP01", "planned", "approved", T0.format(7), "G", actor="lead", force=True,
+           reason="Arbiter decision: ok"),
+    ]
+    st = replay(parse_lines(lines).events).wps["WP01"]
+    assert st.subtasks == {"T001": "done"}
+    assert st.scalars["model"] == "m1"
+    assert st.notes == ["n"]
+    assert st.implementer == "claude" and st.reviewer == "codex"
+    assert st.review_cycles == 1 and st.reviews[0].cycle == 1
+    assert st.force_count == 1
+    assert st.arbiter is not None and st.arbiter["to_lane"] == "approved"
+    assert st.lane == "approved"
+
+
+def test_wp_without_transition_has_no_lane() -> None:
+    board = replay(parse_lines([ann("WP02", T0.format(1), "A", {"note": "x"})]).events)
+    assert board.wps["WP02"].lane is None
+
+
+def test_clock_helpers() -> None:
+    us = parse_at("2026-11-29T22:19:56.764854+00:00")
+    assert format_at(us) == "2026-11-29T22:19:56.764854+00:00"
+    assert parse_at("2026-11-29T22:19:56Z") == parse_at("2026-11-29T22:19:56+00:00")
+    assert parse_at("2026-11-29T23:19:56+01:00") == parse_at("2026-11-29T22:19:56")
+    assert hybrid_at(100, None) == 100
+    assert hybrid_at(100, 500) == 501  # a writer with a slow clock still sorts last
+    assert hybrid_at(900, 500) == 900
+    a = ulid(1_700_000_000_000, bytes(10))
+    b = ulid(1_700_000_000_001, bytes(10))
+    assert len(a) == 26 and a < b
+    assert ulid(0, b"\xff" * 10).endswith("ZZZZZZZZZZZZZZZZ")

@@ -1,0 +1,101 @@
+"""Test helpers: build real git repos and missions, run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from kitty.cli import cli
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def init_repo(path: Path, branch: str = "main") -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", branch)
+    (path / "README.md").write_text("project\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+@dataclass
+class Run:
+    result: Result
+
+    @property
+    def code(self) -> int:
+        return self.result.exit_code
+
+    @property
+    def out(self) -> str:
+        return self.result.stdout
+
+    @property
+    def err(self) -> str:
+        return self.result.stderr
+
+    def json(self) -> Any:
+        return json.loads(self.result.stdout)
+
+
+def kitty(repo: Path, *args: str, input: str | None = None) -> Run:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["-C", str(repo), *args], input=input, catch_exceptions=False)
+    return Run(result)
+
+
+def ok(repo: Path, *args: str) -> Run:
+    run = kitty(repo, *args)
+    assert run.code == 0, f"kitty {' '.join(args)} -> {run.code}\n{run.out}\n{run.err}"
+    return run
+
+
+def write_wp(mission_dir: Path, wp_id: str, title: str = "Thing", deps: list[str] | None = None,
+             subtasks: list[str] | None = None, owned: list[str] | None = None,
+             extra: str = "", name: str | None = None) -> Path:
+    tasks = mission_dir / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    lines = ["---", f"work_package_id: {wp_id}", f"title: {title}",
+             f"dependencies: {json.dumps(deps or [])}",
+             f"subtasks: {json.dumps(subtasks or [])}",
+             f"owned_files: {json.dumps(owned or [])}"]
+    if extra:
+        lines.append(extra.rstrip("\n"))
+    lines += ["---", "", f"# {wp_id} {title}", ""]
+    path = tasks / (name or f"{wp_id}-{title.lower().replace(' ', '-')}.md")
+    path.write_text("\n".join(lines))
+    return path
+
+
+def make_mission(repo: Path, slug: str = "demo-01ABCDEF",
+                 wps: list[dict[str, Any]] | None = None, finalize: bool = True,
+                 config: str = "agents:\n  available: [claude, codex]\n") -> Path:
+    """A mission written directly to disk (fast), optionally finalized via the CLI."""
+    (repo / ".kittify").mkdir(exist_ok=True)
+    (repo / ".kittify" / "config.yaml").write_text(config)
+    mission_dir = repo / "kitty-specs" / slug
+    mission_dir.mkdir(parents=True, exist_ok=True)
+    (mission_dir / "meta.json").write_text(json.dumps({
+        "mission_id": "01ABCDEFGHJKMNPQRSTVWXYZ00", "mission_slug": slug, "slug": slug,
+        "friendly_name": "Demo", "target_branch": "main"}, indent=2))
+    for spec in wps or []:
+        write_wp(mission_dir, **spec)
+    if finalize:
+        ok(repo, "finalize", "--mission", slug)
+    return mission_dir
+
+
+def run_cli_process(repo: Path, *args: str, env: dict[str, str] | None = None
+                    ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kitty", "-C", str(repo), *args],
+                          capture_output=True, text=True, env=env, timeout=120)

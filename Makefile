@@ -22,8 +22,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check kitty tests benchmarks
 	$(BIN)/mypy
 
-bench: $(STAMP)  ## median wall times of the installed kitty (see benchmarks/README.md)
-	$(BIN)/python benchmarks/bench.py
+bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
+	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
+	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
+	$(BIN)/python benchmarks/bench.py --kitty .bench-venv/bin/kitty
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -17,9 +17,12 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     for key, value in {
-        "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-        "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-        "NO_COLOR": "1", "KITTY_LOCK_TIMEOUT": "20",
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.com",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.com",
+        "NO_COLOR": "1",
+        "KITTY_LOCK_TIMEOUT": "20",
     }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("KITTY_AGENT", raising=False)

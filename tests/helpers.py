@@ -60,15 +60,26 @@ def ok(repo: Path, *args: str) -> Run:
     return run
 
 
-def write_wp(mission_dir: Path, wp_id: str, title: str = "Thing", deps: list[str] | None = None,
-             subtasks: list[str] | None = None, owned: list[str] | None = None,
-             extra: str = "", name: str | None = None) -> Path:
+def write_wp(
+    mission_dir: Path,
+    wp_id: str,
+    title: str = "Thing",
+    deps: list[str] | None = None,
+    subtasks: list[str] | None = None,
+    owned: list[str] | None = None,
+    extra: str = "",
+    name: str | None = None,
+) -> Path:
     tasks = mission_dir / "tasks"
     tasks.mkdir(parents=True, exist_ok=True)
-    lines = ["---", f"work_package_id: {wp_id}", f"title: {title}",
-             f"dependencies: {json.dumps(deps or [])}",
-             f"subtasks: {json.dumps(subtasks or [])}",
-             f"owned_files: {json.dumps(owned or [])}"]
+    lines = [
+        "---",
+        f"work_package_id: {wp_id}",
+        f"title: {title}",
+        f"dependencies: {json.dumps(deps or [])}",
+        f"subtasks: {json.dumps(subtasks or [])}",
+        f"owned_files: {json.dumps(owned or [])}",
+    ]
     if extra:
         lines.append(extra.rstrip("\n"))
     lines += ["---", "", f"# {wp_id} {title}", ""]
@@ -77,17 +88,30 @@ def write_wp(mission_dir: Path, wp_id: str, title: str = "Thing", deps: list[str
     return path
 
 
-def make_mission(repo: Path, slug: str = "demo-01ABCDEF",
-                 wps: list[dict[str, Any]] | None = None, finalize: bool = True,
-                 config: str = "agents:\n  available: [claude, codex]\n") -> Path:
+def make_mission(
+    repo: Path,
+    slug: str = "demo-01ABCDEF",
+    wps: list[dict[str, Any]] | None = None,
+    finalize: bool = True,
+    config: str = "agents:\n  available: [claude, codex]\n",
+) -> Path:
     """A mission written directly to disk (fast), optionally finalized via the CLI."""
     (repo / ".kittify").mkdir(exist_ok=True)
     (repo / ".kittify" / "config.yaml").write_text(config)
     mission_dir = repo / "kitty-specs" / slug
     mission_dir.mkdir(parents=True, exist_ok=True)
-    (mission_dir / "meta.json").write_text(json.dumps({
-        "mission_id": "01ABCDEFGHJKMNPQRSTVWXYZ00", "mission_slug": slug, "slug": slug,
-        "friendly_name": "Demo", "target_branch": "main"}, indent=2))
+    (mission_dir / "meta.json").write_text(
+        json.dumps(
+            {
+                "mission_id": "01ABCDEFGHJKMNPQRSTVWXYZ00",
+                "mission_slug": slug,
+                "slug": slug,
+                "friendly_name": "Demo",
+                "target_branch": "main",
+            },
+            indent=2,
+        )
+    )
     for spec in wps or []:
         write_wp(mission_dir, **spec)
     if finalize:
@@ -95,7 +119,13 @@ def make_mission(repo: Path, slug: str = "demo-01ABCDEF",
     return mission_dir
 
 
-def run_cli_process(repo: Path, *args: str, env: dict[str, str] | None = None
-                    ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kitty", "-C", str(repo), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+def run_cli_process(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kitty", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )

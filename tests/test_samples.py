@@ -16,10 +16,14 @@ from kitty.core.dag import compute_lanes
 from kitty.services.workspace import Mission
 from tests.helpers import init_repo, ok
 
-SAMPLES = Path(os.environ.get("KITTY_SAMPLES",
-                              Path(__file__).resolve().parents[2] / "shared" / "samples"))
-NAMES = sorted(p.name for p in SAMPLES.iterdir() if (p / "status.json").is_file()) \
-    if SAMPLES.is_dir() else []
+SAMPLES = Path(
+    os.environ.get("KITTY_SAMPLES", Path(__file__).resolve().parents[2] / "shared" / "samples")
+)
+NAMES = (
+    sorted(p.name for p in SAMPLES.iterdir() if (p / "status.json").is_file())
+    if SAMPLES.is_dir()
+    else []
+)
 
 
 @pytest.fixture(params=NAMES or [pytest.param(None, marks=pytest.mark.skip("no samples"))])
@@ -47,7 +51,8 @@ def test_lanes_match_the_samples_lanes_json(sample_repo: tuple[Path, str]) -> No
     plan = compute_lanes(mission.wps)
     keys = ("lane_id", "wp_ids", "depends_on_lanes", "parallel_group", "write_scope")
     assert [{k: lane[k] for k in keys} for lane in plan.lanes] == [
-        {k: lane[k] for k in keys} for lane in expected["lanes"]]
+        {k: lane[k] for k in keys} for lane in expected["lanes"]
+    ]
 
 
 def test_next_and_doctor_run_on_the_samples(sample_repo: tuple[Path, str]) -> None:

@@ -22,19 +22,23 @@ sys.exit(code)
 
 
 def heavy_modules(*args: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     line = [x for x in done.stderr.splitlines() if x.startswith("HEAVY=")][-1]
-    return [m for m in line[len("HEAVY="):].split(",") if m]
+    return [m for m in line[len("HEAVY=") :].split(",") if m]
 
 
-@pytest.mark.parametrize("args", [
-    ["--help"],
-    ["status"],
-    ["status", "--json"],
-    ["next", "--agent", "claude", "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["status"],
+        ["status", "--json"],
+        ["next", "--agent", "claude", "--json"],
+    ],
+)
 def test_read_path_imports_no_heavy_modules(repo: Path, args: list[str]) -> None:
     make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}])
     argv = args if args == ["--help"] else ["-C", str(repo), *args]
@@ -45,19 +49,23 @@ def test_every_module_imports_in_a_fresh_interpreter() -> None:
     root = Path(kitty.__file__).parent
     modules = sorted(
         "kitty." + ".".join(p.relative_to(root).with_suffix("").parts)
-        for p in root.rglob("*.py") if p.name != "__main__.py"
+        for p in root.rglob("*.py")
+        if p.name != "__main__.py"
     )
     code = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
-    done = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, *modules], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
 
 
 def test_layers_import_one_way() -> None:
     """core imports nothing outside core (and errors); adapters never import services or CLI."""
     root = Path(kitty.__file__).parent
-    rules = {"core": ("kitty.adapters", "kitty.services", "kitty.commands", "kitty.cli"),
-             "adapters": ("kitty.services", "kitty.commands", "kitty.cli")}
+    rules = {
+        "core": ("kitty.adapters", "kitty.services", "kitty.commands", "kitty.cli"),
+        "adapters": ("kitty.services", "kitty.commands", "kitty.cli"),
+    }
     for layer, forbidden in rules.items():
         for path in (root / layer).rglob("*.py"):
             text = path.read_text()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kitty.adapters.files import read_json
-from kitty.core.model import WorkPackage, wp_id_from_filename
+from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.transitions import IssueRow
 from kitty.core.wpfile import parse_wp
 from kitty.errors import SpecError
@@ -44,7 +44,22 @@ def load_wps(mission_dir: Path, rel_prefix: str) -> SpecSet:
             continue
         result.all_wps.append(wp)
         result.wps.setdefault(wp.wp_id, wp)
+    _align_dependency_ids(result)
     return result
+
+
+def _align_dependency_ids(result: SpecSet) -> None:
+    """`WP1`/`WP01` in a dependency list names `WP0001` when that is the mission's id."""
+    by_number = {wp_number(i): i for i in result.wps}
+    for index, wp in enumerate(result.all_wps):
+        deps = tuple(
+            d if d in result.wps else by_number.get(wp_number(d), d) for d in wp.dependencies
+        )
+        if deps != wp.dependencies:
+            wp = replace(wp, dependencies=deps)
+            result.all_wps[index] = wp
+            if result.wps.get(wp.wp_id) is not None and result.wps[wp.wp_id].path == wp.path:
+                result.wps[wp.wp_id] = wp
 
 
 def load_meta(mission_dir: Path, display: str) -> dict[str, Any]:

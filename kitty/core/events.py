@@ -99,7 +99,12 @@ def actor_tool(actor: Any) -> str | None:
 
 
 def _missing(data: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    return [k for k in keys if data.get(k) in (None, "")]
+    get = data.get
+    for key in keys:  # fast path: the common line has every key
+        value = get(key)
+        if value is None or value == "":
+            return [k for k in keys if get(k) in (None, "")]
+    return []
 
 
 def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:

@@ -79,6 +79,39 @@ def overlap_rule(a: str, b: str) -> str | None:
     return "glob_matches_path"
 
 
+def _literal_prefix(entry: str) -> tuple[str, ...]:
+    prefix = []
+    for segment in normalise(entry).split("/"):
+        if not segment or is_glob(segment):
+            break
+        prefix.append(segment)
+    return tuple(prefix)
+
+
+def candidate_pairs(owned: dict[str, tuple[str, ...]], order: list[str]) -> list[tuple[int, int]]:
+    """Index pairs (i < j) of WPs that *might* overlap, without comparing every pair.
+
+    Two entries can only cover a common path if the literal prefix (the segments
+    before the first glob) of one is a prefix of the other's, so each entry is
+    compared only with entries filed under its own prefix or an ancestor of it.
+    """
+    by_prefix: dict[tuple[str, ...], set[int]] = {}
+    entries: list[tuple[int, tuple[str, ...]]] = []
+    for index, wp in enumerate(order):
+        for entry in owned[wp]:
+            if normalise(entry):
+                prefix = _literal_prefix(entry)
+                by_prefix.setdefault(prefix, set()).add(index)
+                entries.append((index, prefix))
+    pairs: set[tuple[int, int]] = set()
+    for index, prefix in entries:
+        for depth in range(len(prefix) + 1):
+            for other in by_prefix.get(prefix[:depth], ()):
+                if other != index:
+                    pairs.add((min(index, other), max(index, other)))
+    return sorted(pairs)
+
+
 def group_by_overlap(
     owned: dict[str, tuple[str, ...]], order: list[str]
 ) -> tuple[list[list[str]], list[dict[str, object]]]:
@@ -87,34 +120,31 @@ def group_by_overlap(
     `order` fixes the iteration order, so the result is deterministic; groups are
     listed by their first member in that order.
     """
-    parent = {wp: wp for wp in order}
+    parent = list(range(len(order)))
 
-    def find(wp: str) -> str:
-        while parent[wp] != wp:
-            parent[wp] = parent[parent[wp]]
-            wp = parent[wp]
-        return wp
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
 
     report: list[dict[str, object]] = []
-    for index, a in enumerate(order):
-        for b in order[index + 1 :]:
-            hit = next(
-                (
-                    (pa, pb, rule)
-                    for pa in owned[a]
-                    for pb in owned[b]
-                    if (rule := overlap_rule(pa, pb))
-                ),
-                None,
-            )
-            if hit:
-                report.append({"wps": [a, b], "rule": hit[2], "paths": [hit[0], hit[1]]})
-                root_a, root_b = find(a), find(b)
-                if root_a != root_b:
-                    parent[max(root_a, root_b, key=order.index)] = min(
-                        root_a, root_b, key=order.index
-                    )
-    groups: dict[str, list[str]] = {}
-    for wp in order:
-        groups.setdefault(find(wp), []).append(wp)
+    for i, j in candidate_pairs(owned, order):
+        a, b = order[i], order[j]
+        hit = next(
+            (
+                (pa, pb, rule)
+                for pa in owned[a]
+                for pb in owned[b]
+                if (rule := overlap_rule(pa, pb))
+            ),
+            None,
+        )
+        if hit:
+            report.append({"wps": [a, b], "rule": hit[2], "paths": [hit[0], hit[1]]})
+            root_i, root_j = find(i), find(j)
+            parent[max(root_i, root_j)] = min(root_i, root_j)
+    groups: dict[int, list[str]] = {}
+    for index, wp in enumerate(order):
+        groups.setdefault(find(index), []).append(wp)
     return list(groups.values()), report

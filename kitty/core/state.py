@@ -182,6 +182,27 @@ def replay(events: Iterable[Event]) -> Board:
         if isinstance(ev, Transition | Annotation):
             ordered.append(ev)
     ordered.sort(key=lambda e: (e.at_us, e.event_id))
+    _fold(board, ordered)
+    return board
+
+
+def extend(board: Board, events: Iterable[Event]) -> Board:
+    """Apply events that sort after everything already folded into `board`.
+
+    The write path uses this after an append: kitty's hybrid clock guarantees its
+    own events are the newest, so the board need not be replayed from scratch.
+    """
+    fresh = sorted(
+        (e for e in events if isinstance(e, Transition | Annotation)),
+        key=lambda e: (e.at_us, e.event_id),
+    )
+    if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
+        raise ValueError("extend() needs events newer than the board")
+    _fold(board, fresh)
+    return board
+
+
+def _fold(board: Board, ordered: list[Transition | Annotation]) -> None:
     for ev in ordered:
         st = board.get(ev.wp_id)
         if isinstance(ev, Transition):
@@ -190,8 +211,7 @@ def replay(events: Iterable[Event]) -> Board:
             _apply_annotation(st, ev)
         st.last_event_id = ev.event_id
         st.last_activity_us = ev.at_us
-    board.event_count = len(ordered)
+    board.event_count += len(ordered)
     if ordered:
         board.last_event_id = ordered[-1].event_id
         board.newest_at_us = ordered[-1].at_us
-    return board

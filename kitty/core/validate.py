@@ -38,7 +38,7 @@ def mission_problems(wps: Sequence[WorkPackage]) -> list[SpecError]:
                     )
                 )
             elif dep not in by_id:
-                known = ", ".join(sorted(by_id)) or "none"
+                known = summarize_ids(sorted(by_id))
                 problems.append(
                     SpecError(
                         wp.path,
@@ -59,6 +59,15 @@ def mission_problems(wps: Sequence[WorkPackage]) -> list[SpecError]:
                     )
                 )
     return problems
+
+
+def summarize_ids(ids: Sequence[str], limit: int = 8) -> str:
+    """`WP01, WP02, … WP40 (40 in all)`: short enough for a one-line hint."""
+    if not ids:
+        return "none"
+    if len(ids) <= limit:
+        return ", ".join(ids)
+    return ", ".join(ids[: limit - 1]) + f", … {ids[-1]} ({len(ids)} in all)"
 
 
 def format_cycle(cycle: Sequence[str]) -> str:

@@ -132,6 +132,9 @@ def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
     deps: list[str] = []
     for dep in deps_raw:
         number = wp_number(dep)
+        if re.fullmatch(r"WP\d{2,}", dep):
+            deps.append(dep)  # canonical already; `WP0001` stays as written
+            continue
         if number is None:
             raise SpecError(
                 path,

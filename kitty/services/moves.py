@@ -54,7 +54,7 @@ def write_review_cycle(
     """Store feedback as tasks/<stem>/review-cycle-N.md; return (path, review_ref, N)."""
     import yaml
 
-    wp = mission.wps.get(wp_id)
+    wp = mission.wp(wp_id)
     stem = wp.stem if wp else wp_id
     folder = mission.dir / "tasks" / stem
     number = next_cycle_number(folder)
@@ -109,7 +109,7 @@ def move_task(
         intended_reviewer=intended_reviewer,
         reviewer_failure_reason=reviewer_failure_reason,
     )
-    wp = mission.wps.get(wp_id)
+    wp = mission.wp(wp_id)
     subtasks = wp.subtasks if wp else ()
     policy = mission.policy()
     outcome: dict[str, Any] = {}
@@ -183,7 +183,7 @@ def _records(
     if req.note:
         delta["note"] = req.note
     if check.verdict == "changes_requested":
-        wp = mission.wps.get(wp_id)
+        wp = mission.wp(wp_id)
         delta["release_runtime_claim"] = True
         if wp and wp.subtasks:
             delta["subtasks"] = dict.fromkeys(wp.subtasks, "planned")

@@ -14,10 +14,11 @@ from kitty.adapters import eventlog, layout, specs
 from kitty.adapters.files import atomic_write, dump_json
 from kitty.core.clock import format_at, hybrid_at, ulid
 from kitty.core.events import LogWarning, ParsedLog, parse_record
-from kitty.core.model import WorkPackage, wp_number
+from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.snapshot import materialize, sort_ids
-from kitty.core.state import Board, replay
+from kitty.core.state import Board, extend, replay
 from kitty.core.transitions import Policy
+from kitty.core.wpfile import parse_wp
 from kitty.errors import AmbiguousId, NotFound
 
 AGENT_ENV = "KITTY_AGENT"
@@ -96,15 +97,37 @@ class Mission:
         found += [str(e) for e in self.specset.errors]
         return found
 
+    @cached_property
+    def wp_paths(self) -> dict[str, Path]:
+        """WP id -> file, from file names alone (no parsing)."""
+        paths: dict[str, Path] = {}
+        for path in specs.wp_files(self.dir / "tasks"):
+            wp_id = wp_id_from_filename(path.name)
+            if wp_id:
+                paths.setdefault(wp_id, path)
+        return paths
+
+    def wp(self, wp_id: str) -> WorkPackage | None:
+        """One WP, parsing only its own file unless every file was already read."""
+        if "specset" in self.__dict__ or wp_id not in self.wp_paths:
+            return self.wps.get(wp_id)
+        path = self.wp_paths[wp_id]
+        return parse_wp(
+            f"{self.display}/tasks/{path.name}", path.name, path.read_text(encoding="utf-8")
+        )
+
     def all_ids(self) -> list[str]:
-        return sort_ids(set(self.wps) | set(self.board.wps))
+        return sort_ids(set(self.wp_paths) | set(self.board.wps))
 
     def resolve_wp(self, text: str) -> str:
         """`WP3`, `WP03`, `3` -> the WP id used by this mission."""
         number = wp_number(text)
         if number is None:
             raise NotFound(f"{text!r} is not a work package id", "write it as WP03, WP3 or 3")
-        matches = [i for i in self.all_ids() if wp_number(i) == number]
+        # File names first: resolving an id should not cost a replay of the log.
+        matches = [i for i in self.wp_paths if wp_number(i) == number]
+        if not matches:
+            matches = [i for i in self.all_ids() if wp_number(i) == number]
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -162,12 +185,10 @@ class Mission:
                 rec["at"] = format_at(at)
                 rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
             eventlog.append(self.events_path, records)
-            events = list(parsed.events)
-            for rec in records:
-                event = parse_record(dict(rec))
-                if not isinstance(event, LogWarning):
-                    events.append(event)
-            fresh = replay(events)
+            new_events = [
+                e for rec in records if not isinstance(e := parse_record(dict(rec)), LogWarning)
+            ]
+            fresh = extend(board, new_events)
             atomic_write(self.status_path, dump_json(materialize(fresh, self.slug, self.meta)))
             self.__dict__.pop("log", None)
             self.__dict__["board"] = fresh

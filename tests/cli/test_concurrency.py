@@ -12,9 +12,13 @@ from tests.helpers import make_mission
 
 
 def _spawn(repo: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "kitty", "-C", str(repo), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ))
+    return subprocess.Popen(
+        [sys.executable, "-m", "kitty", "-C", str(repo), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
 
 
 def _events(mission: Path) -> list[dict[str, object]]:

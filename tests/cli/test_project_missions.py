@@ -17,8 +17,11 @@ def test_init_is_idempotent_and_keeps_keys(repo: Path) -> None:
     assert set(first["changed"]) == {".kittify/config.yaml", ".gitattributes", ".gitignore"}
     config = yaml.safe_load((repo / ".kittify" / "config.yaml").read_text())
     assert config["custom"] == {"keep": "me"}
-    assert config["agents"] == {"lint": True, "available": ["claude", "codex"],
-                                "auto_commit": False}
+    assert config["agents"] == {
+        "lint": True,
+        "available": ["claude", "codex"],
+        "auto_commit": False,
+    }
     assert "kitty-specs/**/status.events.jsonl merge=union" in (repo / ".gitattributes").read_text()
     assert ".worktrees/" in (repo / ".gitignore").read_text()
     again = ok(repo, "init", "--json").json()
@@ -33,17 +36,27 @@ def test_init_outside_a_repo(tmp_path: Path) -> None:
 
 def test_mission_create_and_wp_add(repo: Path) -> None:
     ok(repo, "init")
-    created = ok(repo, "mission", "create", "Checkout Flow", "--title", "Checkout",
-                 "--json").json()
+    created = ok(repo, "mission", "create", "Checkout Flow", "--title", "Checkout", "--json").json()
     slug = created["mission"]
     assert slug.startswith("checkout-flow-") and len(slug) == len("checkout-flow-") + 8
     meta = json.loads((repo / "kitty-specs" / slug / "meta.json").read_text())
     assert meta["mission_id"].startswith(slug[-8:]) and len(meta["mission_id"]) == 26
     assert meta["target_branch"] == "main" and meta["friendly_name"] == "Checkout"
-    a = ok(repo, "wp", "add", "--title", "Cart API", "--subtasks", "2", "--owns", "src/cart/**",
-           "--json").json()
-    b = ok(repo, "wp", "add", "--title", "Cart UI", "--depends-on", "1", "--subtasks", "1",
-           "--json").json()
+    a = ok(
+        repo,
+        "wp",
+        "add",
+        "--title",
+        "Cart API",
+        "--subtasks",
+        "2",
+        "--owns",
+        "src/cart/**",
+        "--json",
+    ).json()
+    b = ok(
+        repo, "wp", "add", "--title", "Cart UI", "--depends-on", "1", "--subtasks", "1", "--json"
+    ).json()
     assert (a["wp_id"], a["subtasks"]) == ("WP01", ["T001", "T002"])
     assert (b["wp_id"], b["dependencies"], b["subtasks"]) == ("WP02", ["WP01"], ["T003"])
     text = Path(b["path"]).read_text()
@@ -62,7 +75,8 @@ def test_mission_selection(repo: Path) -> None:
     several = kitty(repo, "status")
     assert several.code == 1 and "alpha-01AAAAAA, beta-01BBBBBB" in several.err
     assert ok(repo, "status", "--mission", "be", "--json").json()["mission"]["slug"] == (
-        "beta-01BBBBBB")
+        "beta-01BBBBBB"
+    )
     unknown = kitty(repo, "status", "--mission", "gamma")
     assert unknown.code == 1 and "no mission named 'gamma'" in unknown.err
     escape = kitty(repo, "status", "--mission", "../../etc", "--json")
@@ -71,9 +85,14 @@ def test_mission_selection(repo: Path) -> None:
 
 
 def test_finalize_is_idempotent(repo: Path) -> None:
-    mission = make_mission(repo, wps=[{"wp_id": "WP01", "owned": ["a.py"]},
-                                      {"wp_id": "WP02", "deps": ["WP01"], "owned": ["b.py"]}],
-                           finalize=False)
+    mission = make_mission(
+        repo,
+        wps=[
+            {"wp_id": "WP01", "owned": ["a.py"]},
+            {"wp_id": "WP02", "deps": ["WP01"], "owned": ["b.py"]},
+        ],
+        finalize=False,
+    )
     first = ok(repo, "finalize", "--json").json()
     assert first["bootstrapped"] == ["WP01", "WP02"] and first["lanes_changed"]
     log = (mission / "status.events.jsonl").read_text()
@@ -83,9 +102,17 @@ def test_finalize_is_idempotent(repo: Path) -> None:
     assert (mission / "status.events.jsonl").read_text() == log
     assert (mission / "lanes.json").read_text() == lanes_before
     lanes = json.loads(lanes_before)
-    assert list(lanes) == ["version", "mission_slug", "mission_id", "mission_branch",
-                           "target_branch", "lanes", "computed_at", "computed_from",
-                           "planning_artifact_wps"]
+    assert list(lanes) == [
+        "version",
+        "mission_slug",
+        "mission_id",
+        "mission_branch",
+        "target_branch",
+        "lanes",
+        "computed_at",
+        "computed_from",
+        "planning_artifact_wps",
+    ]
     assert lanes["mission_branch"] == "kitty/mission-demo-01ABCDEF"
 
 
@@ -98,11 +125,17 @@ def _finalize_fails(repo: Path, mission: Path) -> str:
 
 
 def test_finalize_reports_every_problem_and_writes_nothing(repo: Path) -> None:
-    mission = make_mission(repo, wps=[{"wp_id": "WP01", "subtasks": ["T001"]},
-                                      {"wp_id": "WP02", "deps": ["WP09"], "subtasks": ["T001"]}],
-                           finalize=False)
+    mission = make_mission(
+        repo,
+        wps=[
+            {"wp_id": "WP01", "subtasks": ["T001"]},
+            {"wp_id": "WP02", "deps": ["WP09"], "subtasks": ["T001"]},
+        ],
+        finalize=False,
+    )
     (mission / "tasks" / "WP03-broken.md").write_text(
-        "---\nwork_package_id: WP03\ntitle: [oops\n---\n")
+        "---\nwork_package_id: WP03\ntitle: [oops\n---\n"
+    )
     write_wp(mission, "WP05", name="WP04-misnamed.md")
     err = _finalize_fails(repo, mission)
     assert "tasks/WP03-broken.md:3: unreadable YAML" in err
@@ -113,21 +146,35 @@ def test_finalize_reports_every_problem_and_writes_nothing(repo: Path) -> None:
 
 
 def test_finalize_names_the_dependency_cycle(repo: Path) -> None:
-    mission = make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP04"]},
-                                      {"wp_id": "WP04", "deps": ["WP02"]}], finalize=False)
+    mission = make_mission(
+        repo,
+        wps=[
+            {"wp_id": "WP01"},
+            {"wp_id": "WP02", "deps": ["WP04"]},
+            {"wp_id": "WP04", "deps": ["WP02"]},
+        ],
+        finalize=False,
+    )
     err = _finalize_fails(repo, mission)
     assert "dependency cycle WP02 → WP04 → WP02" in err
     assert "WP02-thing.md:4" in err
 
 
 def test_finalize_reports_lane_cycles_and_collapse(repo: Path) -> None:
-    mission = make_mission(repo, wps=[
-        {"wp_id": "WP01", "owned": ["x.py"]}, {"wp_id": "WP02", "deps": ["WP01"], "owned": ["y"]},
-        {"wp_id": "WP03", "deps": ["WP02"], "owned": ["x.py"]}], finalize=False)
+    mission = make_mission(
+        repo,
+        wps=[
+            {"wp_id": "WP01", "owned": ["x.py"]},
+            {"wp_id": "WP02", "deps": ["WP01"], "owned": ["y"]},
+            {"wp_id": "WP03", "deps": ["WP02"], "owned": ["x.py"]},
+        ],
+        finalize=False,
+    )
     assert "lane-a → lane-b → lane-a" in _finalize_fails(repo, mission)
     (mission / "tasks" / "WP03-thing.md").unlink()
     write_wp(mission, "WP03", owned=["src/**"])
     write_wp(mission, "WP04", owned=["src/api/x.py"])
     report = ok(repo, "finalize", "--json").json()["collapse_report"]
-    assert report == [{"wps": ["WP03", "WP04"], "rule": "glob_matches_path",
-                       "paths": ["src/**", "src/api/x.py"]}]
+    assert report == [
+        {"wps": ["WP03", "WP04"], "rule": "glob_matches_path", "paths": ["src/**", "src/api/x.py"]}
+    ]

@@ -13,14 +13,22 @@ from tests.helpers import git, kitty, make_mission, ok
 
 WPS = [
     {"wp_id": "WP01", "title": "Module A", "subtasks": ["T001", "T002"], "owned": ["src/a.py"]},
-    {"wp_id": "WP02", "title": "Module B", "deps": ["WP01"], "subtasks": ["T003"],
-     "owned": ["src/b.py"]},
+    {
+        "wp_id": "WP02",
+        "title": "Module B",
+        "deps": ["WP01"],
+        "subtasks": ["T003"],
+        "owned": ["src/b.py"],
+    },
 ]
 
 
 def snapshot(path: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted(path.rglob("*"))
-            if p.is_file() and ".git" not in p.parts}
+    return {
+        str(p): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def test_status_json_contract(repo: Path) -> None:
@@ -29,10 +37,22 @@ def test_status_json_contract(repo: Path) -> None:
     assert data["schema"] == 1
     assert set(data) == {"schema", "mission", "work_packages", "summary", "progress", "warnings"}
     wp1, wp2 = data["work_packages"]
-    assert {"id", "title", "lane", "dependencies", "agent", "subtasks", "review_cycles",
-            "force_count", "last_transition_at"} <= set(wp1)
-    assert (wp1["id"], wp1["lane"], wp1["subtasks"]) == ("WP01", "planned",
-                                                         {"T001": "planned", "T002": "planned"})
+    assert {
+        "id",
+        "title",
+        "lane",
+        "dependencies",
+        "agent",
+        "subtasks",
+        "review_cycles",
+        "force_count",
+        "last_transition_at",
+    } <= set(wp1)
+    assert (wp1["id"], wp1["lane"], wp1["subtasks"]) == (
+        "WP01",
+        "planned",
+        {"T001": "planned", "T002": "planned"},
+    )
     assert wp2["waits_for"] == ["WP01"]
     assert data["summary"]["planned"] == 2 and data["summary"]["done"] == 0
     assert data["progress"] == {"done_percentage": 0.0, "weighted_percentage": 0.0}
@@ -67,10 +87,13 @@ def test_full_lifecycle_with_feedback(repo: Path, tmp_path: Path) -> None:
     refused = kitty(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--json")
     assert refused.code == 1
     assert refused.json()["error"] == {
-        "code": "guard_refused", "message": "WP01 has subtasks not done: T001, T002",
-        "hint": "kitty agent tasks mark-status T001 T002 --status done"}
-    marked = ok(repo, "agent", "tasks", "mark-status", "T001", "t002", "--status", "done",
-                "--json").json()
+        "code": "guard_refused",
+        "message": "WP01 has subtasks not done: T001, T002",
+        "hint": "kitty agent tasks mark-status T001 T002 --status done",
+    }
+    marked = ok(
+        repo, "agent", "tasks", "mark-status", "T001", "t002", "--status", "done", "--json"
+    ).json()
     assert marked["marked"] == {"WP01": {"T001": "done", "T002": "done"}}
     ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--note", "ready")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex")
@@ -78,12 +101,32 @@ def test_full_lifecycle_with_feedback(repo: Path, tmp_path: Path) -> None:
     assert no_feedback.code == 1 and "--review-feedback-file" in no_feedback.err
     empty = tmp_path / "empty.md"
     empty.write_text("  \n")
-    assert kitty(repo, "move", "WP01", "planned", "--agent", "codex",
-                 "--review-feedback-file", str(empty)).code == 2
+    assert (
+        kitty(
+            repo,
+            "move",
+            "WP01",
+            "planned",
+            "--agent",
+            "codex",
+            "--review-feedback-file",
+            str(empty),
+        ).code
+        == 2
+    )
     feedback = tmp_path / "fb.md"
     feedback.write_text("**Issue 1**: missing tests\n")
-    result = ok(repo, "move", "WP01", "planned", "--agent", "codex", "--review-feedback-file",
-                str(feedback), "--json").json()
+    result = ok(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        str(feedback),
+        "--json",
+    ).json()
     ref = "review-cycle://demo-01ABCDEF/WP01-module-a/review-cycle-1.md"
     assert result["review_ref"] == ref and result["review_cycles"] == 1
     cycle_file = mission / "tasks" / "WP01-module-a" / "review-cycle-1.md"
@@ -112,8 +155,9 @@ def test_illegal_moves_name_legal_targets(repo: Path) -> None:
     assert missing.code == 1 and "no work package WP09" in missing.err
     force_without_note = kitty(repo, "move", "WP01", "approved", "--force", "--agent", "x")
     assert force_without_note.code == 1 and "--note" in force_without_note.err
-    forced = ok(repo, "move", "WP01", "blocked", "--force", "--agent", "lead", "--note", "wait",
-                "--json").json()
+    forced = ok(
+        repo, "move", "WP01", "blocked", "--force", "--agent", "lead", "--note", "wait", "--json"
+    ).json()
     assert forced["force"] is True
     assert ok(repo, "status", "--json").json()["work_packages"][0]["force_count"] == 1
 

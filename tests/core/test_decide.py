@@ -11,8 +11,9 @@ NOW = 1_000 * MIN
 
 
 def wp(wp_id: str, *deps: str, estimate: float | None = None) -> WorkPackage:
-    return WorkPackage(wp_id, f"title {wp_id}", deps, (), (), f"t/{wp_id}.md", wp_id,
-                       estimate=estimate)
+    return WorkPackage(
+        wp_id, f"title {wp_id}", deps, (), (), f"t/{wp_id}.md", wp_id, estimate=estimate
+    )
 
 
 def st(wp_id: str, lane: str | None, **kw: object) -> WPState:
@@ -23,17 +24,25 @@ def st(wp_id: str, lane: str | None, **kw: object) -> WPState:
 
 
 def rejected(wp_id: str, times: int, lane: str = "planned", by: str = "claude") -> WPState:
-    reviews = [ReviewRecord("changes_requested", "codex", "t", None, None, lane, f"{wp_id}{i}",
-                            i + 1) for i in range(times)]
+    reviews = [
+        ReviewRecord("changes_requested", "codex", "t", None, None, lane, f"{wp_id}{i}", i + 1)
+        for i in range(times)
+    ]
     return st(wp_id, lane, review_cycles=times, reviews=reviews, implementer=by)
 
 
-def ctx(wps: list[WorkPackage], states: list[WPState], agent: str = "claude",
-        lanes: dict[str, str] | None = None, accepted: bool = False) -> decide.Context:
+def ctx(
+    wps: list[WorkPackage],
+    states: list[WPState],
+    agent: str = "claude",
+    lanes: dict[str, str] | None = None,
+    accepted: bool = False,
+) -> decide.Context:
     board = Board(wps={s.wp_id: s for s in states})
     specs = {w.wp_id: w for w in wps}
-    return decide.Context("m", agent, specs, board,
-                          lanes or {w: f"lane-{w}" for w in specs}, 3, accepted, NOW)
+    return decide.Context(
+        "m", agent, specs, board, lanes or {w: f"lane-{w}" for w in specs}, 3, accepted, NOW
+    )
 
 
 def run(*args: object, **kw: object) -> decide.Decision:
@@ -60,9 +69,11 @@ def test_implement_prefers_the_longest_chain_then_lowest_id() -> None:
 
 def test_review_beats_implement_and_is_never_your_own() -> None:
     wps = [wp("WP01"), wp("WP02"), wp("WP03")]
-    states = [st("WP01", "for_review", implementer="codex", lane_since_us=NOW - 5 * MIN),
-              st("WP02", "for_review", implementer="codex", lane_since_us=NOW - 30 * MIN),
-              st("WP03", "planned")]
+    states = [
+        st("WP01", "for_review", implementer="codex", lane_since_us=NOW - 5 * MIN),
+        st("WP02", "for_review", implementer="codex", lane_since_us=NOW - 30 * MIN),
+        st("WP03", "planned"),
+    ]
     d = run(wps, states)
     assert (d.action, d.wp_id) == ("review", "WP02")  # the oldest first
     assert "implemented by codex" in d.reason
@@ -88,8 +99,10 @@ def test_arbiter_at_the_cap() -> None:
 
 def test_resume_own_work_first() -> None:
     wps = [wp("WP01"), wp("WP02")]
-    states = [st("WP01", "in_review", reviewer="claude"),
-              st("WP02", "for_review", implementer="codex")]
+    states = [
+        st("WP01", "in_review", reviewer="claude"),
+        st("WP02", "for_review", implementer="codex"),
+    ]
     assert (run(wps, states).action, run(wps, states).wp_id) == ("review", "WP01")
     states = [st("WP01", "in_progress", implementer="claude"), st("WP02", "planned")]
     d = run(wps, states)
@@ -99,17 +112,24 @@ def test_resume_own_work_first() -> None:
 def test_lane_in_flight_blocks_a_second_wp_of_that_lane() -> None:
     wps = [wp("WP01"), wp("WP02")]
     lanes = {"WP01": "lane-a", "WP02": "lane-a"}
-    d = run(wps, [st("WP01", "in_progress", implementer="codex", agent="codex"),
-                  st("WP02", "planned")], lanes=lanes)
+    d = run(
+        wps,
+        [st("WP01", "in_progress", implementer="codex", agent="codex"), st("WP02", "planned")],
+        lanes=lanes,
+    )
     assert d.action == "wait"
-    assert any("WP02 waits for its lane lane-a (WP01 in_progress by codex for 12m)" == b
-               for b in d.blocked_by)
+    assert any(
+        b == "WP02 waits for its lane lane-a (WP01 in_progress by codex for 12m)"
+        for b in d.blocked_by
+    )
 
 
 def test_wait_lists_exactly_what_blocks() -> None:
     wps = [wp("WP02"), wp("WP04", "WP02")]
-    states = [st("WP02", "in_review", reviewer="codex", implementer="gemini"),
-              st("WP04", "planned")]
+    states = [
+        st("WP02", "in_review", reviewer="codex", implementer="gemini"),
+        st("WP04", "planned"),
+    ]
     d = run(wps, states)
     assert d.action == "wait"
     assert "WP04 waits for WP02 (in_review by codex for 12m)" in d.blocked_by
@@ -135,5 +155,14 @@ def test_same_input_same_decision() -> None:
     states = [st(w.wp_id, "planned") for w in wps]
     first = run(wps, states).to_json()
     assert all(run(wps, states).to_json() == first for _ in range(5))
-    assert set(first) >= {"schema", "action", "wp_id", "reason", "cycle", "commands",
-                          "blocked_by", "progress", "mission"}
+    assert set(first) >= {
+        "schema",
+        "action",
+        "wp_id",
+        "reason",
+        "cycle",
+        "commands",
+        "blocked_by",
+        "progress",
+        "mission",
+    }

@@ -11,15 +11,30 @@ from kitty.core.state import replay
 
 
 def tr(wp: str, frm: str, to: str, at: str, eid: str, **kw: Any) -> str:
-    data = {"event_id": eid, "wp_id": wp, "from_lane": frm, "to_lane": to, "at": at,
-            "actor": kw.pop("actor", "claude"), "force": kw.pop("force", False)}
+    data = {
+        "event_id": eid,
+        "wp_id": wp,
+        "from_lane": frm,
+        "to_lane": to,
+        "at": at,
+        "actor": kw.pop("actor", "claude"),
+        "force": kw.pop("force", False),
+    }
     data.update(kw)
     return json.dumps(data, sort_keys=True)
 
 
 def ann(wp: str, at: str, eid: str, delta: dict[str, Any]) -> str:
-    return json.dumps({"event_id": eid, "wp_id": wp, "at": at, "kind": "annotation",
-                       "delta": delta, "actor": "user"})
+    return json.dumps(
+        {
+            "event_id": eid,
+            "wp_id": wp,
+            "at": at,
+            "kind": "annotation",
+            "delta": delta,
+            "actor": "user",
+        }
+    )
 
 
 T0 = "2026-01-01T00:00:0{}+00:00"
@@ -108,9 +123,19 @@ def test_annotations_and_review_cycles() -> None:
         ann("WP01", T0.format(3), "C", {"subtasks": {"T001": "done"}, "model": "m1", "note": "n"}),
         tr("WP01", "in_progress", "for_review", T0.format(4), "D"),
         tr("WP01", "for_review", "in_review", T0.format(5), "E", actor={"tool": "codex"}),
-        tr("WP01", "in_review", "planned", T0.format(6), "F", actor="codex", review_result=rejected),
-        tr("WP01", "planned", "approved", T0.format(7), "G", actor="lead", force=True,
-           reason="Arbiter decision: ok"),
+        tr(
+            "WP01", "in_review", "planned", T0.format(6), "F", actor="codex", review_result=rejected
+        ),
+        tr(
+            "WP01",
+            "planned",
+            "approved",
+            T0.format(7),
+            "G",
+            actor="lead",
+            force=True,
+            reason="Arbiter decision: ok",
+        ),
     ]
     st = replay(parse_lines(lines).events).wps["WP01"]
     assert st.subtasks == {"T001": "done"}

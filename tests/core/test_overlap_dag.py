@@ -13,42 +13,62 @@ from kitty.core.schedule import chain_weights
 from kitty.errors import DependencyCycle
 
 
-@pytest.mark.parametrize(("a", "b", "rule"), [
-    ("src/a.py", "src/a.py", "equal"),
-    ("./src/a.py", "src/a.py/", "equal"),
-    ("src/demo", "src/demo/a.py", "contains"),
-    ("src/demo/a.py", "src/demo", "contains"),
-    ("src/*.py", "src/a.py", "glob_matches_path"),
-    ("src/**", "src/x/y/z.md", "glob_matches_path"),
-    ("**/test_*.py", "tests/unit/test_a.py", "glob_matches_path"),
-    ("src/*", "src/pkg/mod.py", "glob_matches_path"),  # src/pkg may be a directory
-    ("src/*.py", "src/a*.py", "globs_intersect"),
-    ("src/**/*.py", "src/x/*", "globs_intersect"),
-    ("docs/**", "docs/*.md", "globs_intersect"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "rule"),
+    [
+        ("src/a.py", "src/a.py", "equal"),
+        ("./src/a.py", "src/a.py/", "equal"),
+        ("src/demo", "src/demo/a.py", "contains"),
+        ("src/demo/a.py", "src/demo", "contains"),
+        ("src/*.py", "src/a.py", "glob_matches_path"),
+        ("src/**", "src/x/y/z.md", "glob_matches_path"),
+        ("**/test_*.py", "tests/unit/test_a.py", "glob_matches_path"),
+        ("src/*", "src/pkg/mod.py", "glob_matches_path"),  # src/pkg may be a directory
+        ("src/*.py", "src/a*.py", "globs_intersect"),
+        ("src/**/*.py", "src/x/*", "globs_intersect"),
+        ("docs/**", "docs/*.md", "globs_intersect"),
+    ],
+)
 def test_overlapping_entries(a: str, b: str, rule: str) -> None:
     assert overlap_rule(a, b) == rule
     assert overlap_rule(b, a) == rule
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("src/a.py", "src/b.py"),
-    ("src/demo", "src/demo2/a.py"),
-    ("src/*.py", "src/*.md"),
-    ("src/*.py", "docs/a.py"),
-    ("a/b/c.py", "a/b"[::-1]),
-    ("src/a*.py", "src/b*.py"),
-    ("tests/*.py", "tests/unit/x.md"),
-    ("", "src/a.py"),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("src/a.py", "src/b.py"),
+        ("src/demo", "src/demo2/a.py"),
+        ("src/*.py", "src/*.md"),
+        ("src/*.py", "docs/a.py"),
+        ("a/b/c.py", "a/b"[::-1]),
+        ("src/a*.py", "src/b*.py"),
+        ("tests/*.py", "tests/unit/x.md"),
+        ("", "src/a.py"),
+    ],
+)
 def test_disjoint_entries(a: str, b: str) -> None:
     assert overlap_rule(a, b) is None
 
 
-def wp(wp_id: str, deps: tuple[str, ...] = (), owned: tuple[str, ...] = (),
-       estimate: float | None = None, mode: str | None = None) -> WorkPackage:
-    return WorkPackage(wp_id, f"title {wp_id}", deps, (), owned, f"t/{wp_id}.md", wp_id,
-                       estimate=estimate, execution_mode=mode)
+def wp(
+    wp_id: str,
+    deps: tuple[str, ...] = (),
+    owned: tuple[str, ...] = (),
+    estimate: float | None = None,
+    mode: str | None = None,
+) -> WorkPackage:
+    return WorkPackage(
+        wp_id,
+        f"title {wp_id}",
+        deps,
+        (),
+        owned,
+        f"t/{wp_id}.md",
+        wp_id,
+        estimate=estimate,
+        execution_mode=mode,
+    )
 
 
 def mission(*wps: WorkPackage) -> dict[str, WorkPackage]:
@@ -75,13 +95,20 @@ def test_lanes_merge_overlaps_and_link_dependencies() -> None:
     assert plan.planning_artifact_wps == ["WP06"]
     order = [(lane["parallel_group"], lane["lane_id"]) for lane in plan.lanes]
     assert order == sorted(order)
-    assert plan.collapse_report == [{"wps": ["WP03", "WP04"], "rule": "glob_matches_path",
-                                     "paths": ["src/c/**", "src/c/x.py"]}]
+    assert plan.collapse_report == [
+        {"wps": ["WP03", "WP04"], "rule": "glob_matches_path", "paths": ["src/c/**", "src/c/x.py"]}
+    ]
 
 
 def test_lanes_are_deterministic() -> None:
-    wps = [wp(f"WP{i:02d}", tuple(f"WP{j:02d}" for j in range(1, i) if (i * j) % 5 == 1),
-              (f"src/m{i // 5}.py",)) for i in range(1, 20)]
+    wps = [
+        wp(
+            f"WP{i:02d}",
+            tuple(f"WP{j:02d}" for j in range(1, i) if (i * j) % 5 == 1),
+            (f"src/m{i // 5}.py",),
+        )
+        for i in range(1, 20)
+    ]
     first = json.dumps(compute_lanes(mission(*wps)).lanes)
     second = json.dumps(compute_lanes(mission(*reversed(wps))).lanes)
     assert first == second
@@ -89,8 +116,11 @@ def test_lanes_are_deterministic() -> None:
 
 def test_lane_cycle_through_a_third_lane_is_an_error() -> None:
     # WP01 and WP03 share a file (one lane); WP03 -> WP02 -> WP01: the lane waits on itself.
-    wps = mission(wp("WP01", owned=("x.py",)), wp("WP02", ("WP01",), owned=("y.py",)),
-                  wp("WP03", ("WP02",), owned=("x.py",)))
+    wps = mission(
+        wp("WP01", owned=("x.py",)),
+        wp("WP02", ("WP01",), owned=("y.py",)),
+        wp("WP03", ("WP02",), owned=("x.py",)),
+    )
     with pytest.raises(DependencyCycle) as err:
         compute_lanes(wps)
     assert "lane-a → lane-b → lane-a" in err.value.message
@@ -105,8 +135,13 @@ def test_dependency_cycle_is_named_from_the_smallest_id() -> None:
 
 
 def test_critical_path_and_chain_weights_agree() -> None:
-    wps = mission(wp("WP01"), wp("WP02", ("WP01",)), wp("WP03", ("WP02",)),
-                  wp("WP04", estimate=5), wp("WP05", ("WP01",)))
+    wps = mission(
+        wp("WP01"),
+        wp("WP02", ("WP01",)),
+        wp("WP03", ("WP02",)),
+        wp("WP04", estimate=5),
+        wp("WP05", ("WP01",)),
+    )
     assert critical_path(wps) == ["WP04"]
     weights = chain_weights(wps)
     assert weights == {"WP01": 3, "WP02": 2, "WP03": 1, "WP04": 5, "WP05": 1}
@@ -116,4 +151,33 @@ def test_critical_path_and_chain_weights_agree() -> None:
 
 def test_lane_names() -> None:
     assert [lane_name(i) for i in (0, 1, 25, 26, 27)] == [
-        "lane-a", "lane-b", "lane-z", "lane-aa", "lane-ab"]
+        "lane-a",
+        "lane-b",
+        "lane-z",
+        "lane-aa",
+        "lane-ab",
+    ]
+
+
+def test_candidate_pairs_never_miss_an_overlap() -> None:
+    import random
+
+    from kitty.core.overlap import candidate_pairs
+
+    rng = random.Random(3)
+    segments = ["src", "tests", "a", "b", "*", "**", "*.py", "x.py", "docs"]
+    owned = {
+        f"WP{i:02d}": tuple(
+            "/".join(rng.choice(segments) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(0, 3))
+        )
+        for i in range(40)
+    }
+    order = sorted(owned)
+    brute = {
+        (i, j)
+        for i in range(len(order))
+        for j in range(i + 1, len(order))
+        if any(overlap_rule(a, b) for a in owned[order[i]] for b in owned[order[j]])
+    }
+    assert brute <= set(candidate_pairs(owned, order))

@@ -110,17 +110,29 @@ def test_self_approval_is_refused_unless_fallback_is_complete() -> None:
     partial = MoveRequest("approved", "claude", force=True, note="n", self_review_fallback=True)
     with pytest.raises(GuardRefused):
         check_move("WP01", st, [], partial)
-    full = MoveRequest("approved", "claude", force=True, note="n", self_review_fallback=True,
-                       intended_reviewer="codex", reviewer_failure_reason="exit 1")
+    full = MoveRequest(
+        "approved",
+        "claude",
+        force=True,
+        note="n",
+        self_review_fallback=True,
+        intended_reviewer="codex",
+        reviewer_failure_reason="exit 1",
+    )
     check = check_move("WP01", st, [], full)
-    assert check.self_review == {"approved_by": "claude", "intended_reviewer": "codex",
-                                 "reviewer_failure_reason": "exit 1"}
+    assert check.self_review == {
+        "approved_by": "claude",
+        "intended_reviewer": "codex",
+        "reviewer_failure_reason": "exit 1",
+    }
 
 
 def _rejected(times: int) -> WPState:
     st = WPState("WP01", lane="planned", implementer="claude", review_cycles=times)
-    st.reviews = [ReviewRecord("changes_requested", "codex", "t", None, None, "planned", f"e{i}",
-                               i + 1) for i in range(times)]
+    st.reviews = [
+        ReviewRecord("changes_requested", "codex", "t", None, None, "planned", f"e{i}", i + 1)
+        for i in range(times)
+    ]
     return st
 
 
@@ -129,16 +141,20 @@ def test_cycle_cap_refuses_plain_work_and_records_arbiter() -> None:
     with pytest.raises(GuardRefused, match="arbiter") as err:
         check_move("WP01", st, [], MoveRequest("claimed", "claude"), Policy(max_cycles=3), "m")
     assert "--to approved --force" in err.value.hint and "--to blocked --force" in err.value.hint
-    check = check_move("WP01", st, [], MoveRequest("approved", "lead", force=True,
-                                                   note="Arbiter decision: fine"))
+    check = check_move(
+        "WP01", st, [], MoveRequest("approved", "lead", force=True, note="Arbiter decision: fine")
+    )
     assert check.arbiter is not None and check.arbiter["decision"] == "approve"
     below = check_move("WP01", _rejected(2), [], MoveRequest("claimed", "claude"))
     assert below.to_lane == "claimed"
 
 
 def test_issue_matrix_blocks_approval_and_in_mission_blocks_done() -> None:
-    rows = [IssueRow("#1", "unknown"), IssueRow("#2", "in-mission", ("WP01",)),
-            IssueRow("#3", "", ("WP09",))]
+    rows = [
+        IssueRow("#1", "unknown"),
+        IssueRow("#2", "in-mission", ("WP01",)),
+        IssueRow("#3", "", ("WP09",)),
+    ]
     policy = Policy(issue_rows=rows)
     with pytest.raises(GuardRefused, match="#1 \\(unknown\\)") as err:
         check_move("WP01", state("in_review"), [], MoveRequest("approved", "codex"), policy)
@@ -146,5 +162,6 @@ def test_issue_matrix_blocks_approval_and_in_mission_blocks_done() -> None:
     ok_rows = Policy(issue_rows=[IssueRow("#2", "in-mission", ("WP01",))])
     assert check_move("WP01", state("in_review"), [], MoveRequest("approved", "codex"), ok_rows)
     with pytest.raises(GuardRefused, match="in-mission"):
-        check_move("WP01", state("approved"), [], MoveRequest("done", "merge", merged=True),
-                   ok_rows)
+        check_move(
+            "WP01", state("approved"), [], MoveRequest("done", "merge", merged=True), ok_rows
+        )

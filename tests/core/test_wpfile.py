@@ -34,19 +34,22 @@ def test_parse_good_file_keeps_unknown_keys() -> None:
     assert wp.line_of("dependencies") == 4
 
 
-@pytest.mark.parametrize(("text", "line", "fragment"), [
-    ("no front matter\n", 1, "no YAML front matter"),
-    ("---\ntitle: [unclosed\n---\n", 2, "unreadable YAML"),
-    ("---\n- a\n- b\n---\n", 2, "not a mapping"),
-    ("---\ntitle: X\n---\n", 1, "missing 'work_package_id'"),
-    ("---\nwork_package_id: WP02\n---\n", 1, "missing 'title'"),
-    ("---\nwork_package_id: WP07\ntitle: X\n---\n", 2, "does not match the file name"),
-    ("---\nwork_package_id: WP2\ntitle: X\n---\n", 2, "not of the form WP01"),
-    ("---\nwork_package_id: WP02\ntitle: X\ndependencies: {a: 1}\n---\n", 4, "dependencies"),
-    ("---\nwork_package_id: WP02\ntitle: X\ndependencies: [banana]\n---\n", 4, "not a WP id"),
-    ("---\nwork_package_id: WP02\ntitle: X\nsubtasks: {a: 1}\n---\n", 4, "'subtasks'"),
-    ("---\nwork_package_id: WP02\ntitle: X\nestimate: -1\n---\n", 4, "estimate"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ("no front matter\n", 1, "no YAML front matter"),
+        ("---\ntitle: [unclosed\n---\n", 2, "unreadable YAML"),
+        ("---\n- a\n- b\n---\n", 2, "not a mapping"),
+        ("---\ntitle: X\n---\n", 1, "missing 'work_package_id'"),
+        ("---\nwork_package_id: WP02\n---\n", 1, "missing 'title'"),
+        ("---\nwork_package_id: WP07\ntitle: X\n---\n", 2, "does not match the file name"),
+        ("---\nwork_package_id: WP2\ntitle: X\n---\n", 2, "not of the form WP01"),
+        ("---\nwork_package_id: WP02\ntitle: X\ndependencies: {a: 1}\n---\n", 4, "dependencies"),
+        ("---\nwork_package_id: WP02\ntitle: X\ndependencies: [banana]\n---\n", 4, "not a WP id"),
+        ("---\nwork_package_id: WP02\ntitle: X\nsubtasks: {a: 1}\n---\n", 4, "'subtasks'"),
+        ("---\nwork_package_id: WP02\ntitle: X\nestimate: -1\n---\n", 4, "estimate"),
+    ],
+)
 def test_errors_name_file_and_line(text: str, line: int, fragment: str) -> None:
     with pytest.raises(SpecError) as err:
         parse_wp("kitty-specs/m/tasks/WP02-x.md", "WP02-x.md", text)
@@ -66,13 +69,20 @@ def test_legacy_dependency_strings() -> None:
 
 
 def _wp(wp_id: str, deps: str = "[]", subtasks: str = "[]") -> object:
-    text = f"---\nwork_package_id: {wp_id}\ntitle: T\ndependencies: {deps}\nsubtasks: {subtasks}\n---\n"
+    text = (
+        f"---\nwork_package_id: {wp_id}\ntitle: T\ndependencies: {deps}\n"
+        f"subtasks: {subtasks}\n---\n"
+    )
     return parse_wp(f"t/{wp_id}-a.md", f"{wp_id}-a.md", text)
 
 
 def test_mission_problems() -> None:
-    wps = [_wp("WP01", subtasks="[T001]"), _wp("WP02", "[WP09]", "[T001]"), _wp("WP03", "[WP03]"),
-           _wp("WP01")]
+    wps = [
+        _wp("WP01", subtasks="[T001]"),
+        _wp("WP02", "[WP09]", "[T001]"),
+        _wp("WP03", "[WP03]"),
+        _wp("WP01"),
+    ]
     messages = [p.message for p in mission_problems(wps)]  # type: ignore[arg-type]
     assert any("unknown dependency WP09" in m for m in messages)
     assert any("subtask T001 is also listed by WP01" in m for m in messages)

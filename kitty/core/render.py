@@ -56,8 +56,11 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
     lines = [head]
     if details:
         lines.append(clip(" " + " ".join(details), width))
-    if wp.get("waits_for"):
-        lines.append(clip(" waits: " + ",".join(wp["waits_for"]), width))
+    waits = wp.get("waits_for") or []
+    if waits:
+        full = " waits: " + ",".join(waits)
+        short = f" waits: {waits[0]} +{len(waits) - 1}"
+        lines.append(clip(full if len(full) <= width or len(waits) == 1 else short, width))
     return lines
 
 

@@ -93,6 +93,7 @@ def add_wp(
     path = tasks_dir / f"{wp_id}-{slug}.md"
     tasks_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(path, _render_wp(wp_id, title.strip(), list(dict.fromkeys(deps)), subtasks, owns))
+    mission.refresh()
     return {
         "mission": mission.slug,
         "wp_id": wp_id,

@@ -137,6 +137,11 @@ class Mission:
             "work packages: " + (", ".join(self.all_ids()) or "none"),
         )
 
+    def refresh(self) -> None:
+        """Forget what was read, after this process changed the mission's files."""
+        for name in ("meta", "specset", "lanes_doc", "log", "board", "wp_paths"):
+            self.__dict__.pop(name, None)
+
     def actor(self, agent: str | None) -> str | None:
         return agent or os.environ.get(AGENT_ENV) or self.config.identity
 

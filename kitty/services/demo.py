@@ -1,0 +1,56 @@
+"""`kitty demo`: a bundled sample mission in a temporary git repository."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kitty.services.missions import add_wp, create_mission, finalize
+from kitty.services.project import init_project
+from kitty.services.workspace import Mission
+
+#: The bookshop sample: 8 WPs, a dependency diamond, and WP01/WP06 sharing a file.
+SAMPLE: list[dict[str, Any]] = [
+    {"title": "Catalog model", "owns": ["src/shop/catalog.py"], "deps": [], "subtasks": 2},
+    {"title": "Cart model", "owns": ["src/shop/cart.py"], "deps": ["WP01"], "subtasks": 2},
+    {"title": "Pricing rules", "owns": ["src/shop/pricing.py"], "deps": ["WP01"], "subtasks": 1},
+    {
+        "title": "Checkout API",
+        "owns": ["src/shop/checkout.py"],
+        "deps": ["WP02", "WP03"],
+        "subtasks": 2,
+    },
+    {"title": "Inventory sync", "owns": ["src/shop/inventory.py"], "deps": [], "subtasks": 1},
+    {
+        "title": "Catalog search",
+        "owns": ["src/shop/catalog.py", "src/shop/search.py"],
+        "deps": ["WP05"],
+        "subtasks": 1,
+    },
+    {"title": "Receipt emails", "owns": ["src/shop/receipts.py"], "deps": ["WP04"], "subtasks": 1},
+    {"title": "User guide", "owns": ["docs/**"], "deps": ["WP04", "WP07"], "subtasks": 1},
+]
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
+    """A git repo with kitty initialized and the sample mission finalized."""
+    repo = Path(tempfile.mkdtemp(prefix="kitty-demo-", dir=parent))
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "demo@kitty.invalid")
+    _git(repo, "config", "user.name", "kitty demo")
+    (repo / "README.md").write_text("# Bookshop\n\nA sample project for the kitty demo.\n")
+    init_project(repo, ["claude", "codex"])
+    slug = create_mission(repo, "bookshop", "Bookshop checkout", "main")["mission"]
+    mission = Mission.open(repo, slug)
+    for spec in SAMPLE:
+        add_wp(mission, spec["title"], spec["deps"], spec["owns"], spec["subtasks"])
+    finalize(Mission.open(repo, slug))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Plan the bookshop mission")
+    return repo, slug

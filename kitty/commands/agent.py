@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kitty.commands import missions, tasks
+from kitty.commands import actions, missions, tasks
 
 
 @click.group()
@@ -26,3 +26,12 @@ agent_tasks.add_command(tasks.move_task, "move-task")
 agent_tasks.add_command(tasks.mark_status, "mark-status")
 agent_tasks.add_command(tasks.status, "status")
 agent_mission.add_command(missions.finalize, "finalize-tasks")
+
+
+@agent.group("action")
+def agent_action() -> None:
+    """Start implementing or reviewing a work package."""
+
+
+agent_action.add_command(actions.implement, "implement")
+agent_action.add_command(actions.review, "review")

@@ -12,6 +12,7 @@ from kitty.core.clock import format_at, ulid
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.state import Board
 from kitty.errors import DependencyCycle, NotFound, SpecError, SpecErrors, UsageError
+from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
 _SUBTASK = re.compile(r"\bT(\d{3,})\b")
@@ -168,6 +169,7 @@ def finalize(mission: Mission) -> dict[str, Any]:
         return records
 
     mission.record(build)
+    autocommit(mission, f"finalize {mission.slug}")
     orphans = [i for i in mission.board.wps if i not in mission.wps]
     return {
         "mission": mission.slug,

@@ -13,6 +13,7 @@ from kitty.core.clock import format_at
 from kitty.core.state import Board
 from kitty.core.transitions import MoveCheck, MoveRequest, check_move
 from kitty.errors import NotFound, UsageError
+from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
 SUBTASK_STATUSES = ("done", "planned", "in_progress")
@@ -127,6 +128,7 @@ def move_task(
             path.unlink(missing_ok=True)
         raise
     check: MoveCheck = outcome["check"]
+    autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
     state = mission.board.wps.get(wp_id)
     return {
         "mission": mission.slug,

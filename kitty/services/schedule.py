@@ -10,6 +10,7 @@ from kitty.core.schedule import lane_map
 from kitty.core.state import Board
 from kitty.core.transitions import MoveRequest, check_move
 from kitty.errors import UsageError
+from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
 
@@ -76,7 +77,10 @@ def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decid
         ]
 
     mission.record(build)
-    return result["decision"]
+    decision = result["decision"]
+    if decision.claimed:
+        autocommit(mission, f"{decision.wp_id} claimed by {who}")
+    return decision
 
 
 def lanes_view(mission: Mission) -> dict[str, Any]:

@@ -232,7 +232,8 @@ def test_rebuild_recreates_status_json(repo: Path) -> None:
 
 
 def test_bad_config_is_a_clear_error(repo: Path) -> None:
-    make_mission(repo, wps=WPS, config="agents: [unclosed\n")
+    make_mission(repo, wps=WPS)
+    (repo / ".kittify" / "config.yaml").write_text("agents: [unclosed\n")
     run = kitty(repo, "next", "--agent", "claude")
     assert run.code == 1 and ".kittify/config.yaml" in run.err and "YAML" in run.err
 

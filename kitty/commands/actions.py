@@ -1,0 +1,228 @@
+"""agent action implement/review, safe-commit, accept, merge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kitty.commands.base import agent_option, cwd, json_option, mission_option, open_mission
+from kitty.output import emit
+
+
+def _workspace_text(result: dict[str, Any], role: str) -> str:
+    lines = [f"{role} {result['wp_id']} ({result['mission']}) as {result['agent']}"]
+    if result.get("cycle"):
+        lines.append(
+            f"This is cycle {result['cycle']}"
+            + (
+                " (fix mode: the prompt starts with the review feedback)"
+                if result.get("fix_mode")
+                else ""
+            )
+        )
+    if result.get("branch"):
+        lines.append(f"Branch: {result['branch']}")
+    if result.get("merged_lanes"):
+        lines.append(f"Merged dependency lanes: {', '.join(result['merged_lanes'])}")
+    lines += [f"Workspace: cd {result['workspace']}", "Prompt:", f"cat {result['prompt']}"]
+    return "\n".join(lines)
+
+
+@click.command("implement")
+@click.argument("wp_id", metavar="[WP]", required=False)
+@mission_option
+@agent_option
+@click.option("--profile", metavar="PROFILE", help="Agent profile that runs it (recorded).")
+@click.option("--model", metavar="MODEL", help="Model that runs it (needs --invocation-id).")
+@click.option("--invocation-id", metavar="ID", help="Dispatch id correlating --model.")
+@json_option
+@click.pass_context
+def implement(
+    ctx: click.Context,
+    wp_id: str | None,
+    mission: str | None,
+    agent: str | None,
+    profile: str | None,
+    model: str | None,
+    invocation_id: str | None,
+    as_json: bool,
+) -> int:
+    """Claim a WP, prepare its lane worktree and write the implementation prompt.
+
+    Without WP, takes the WP `kitty next` would choose for the agent. Prints
+    `Workspace: cd <path>` and `cat <prompt>` lines for scripts to extract.
+
+    \b
+    Example:
+      kitty agent action implement WP01 --mission checkout --agent claude --profile python-pedro
+    """
+    from kitty.services.actions import implement as run_implement
+
+    if model and not invocation_id:
+        raise click.UsageError("--model needs --invocation-id")
+    result = run_implement(open_mission(ctx, mission), wp_id, agent, profile, model, invocation_id)
+    emit(result, _workspace_text(result, "Implementing"), as_json)
+    return 0
+
+
+@click.command("review")
+@click.argument("wp_id", metavar="[WP]", required=False)
+@mission_option
+@agent_option
+@click.option("--profile", metavar="PROFILE", help="Reviewer profile (recorded).")
+@click.option(
+    "--allow-self-review",
+    is_flag=True,
+    help="Let the WP's implementer review it (not recommended).",
+)
+@json_option
+@click.pass_context
+def review(
+    ctx: click.Context,
+    wp_id: str | None,
+    mission: str | None,
+    agent: str | None,
+    profile: str | None,
+    allow_self_review: bool,
+    as_json: bool,
+) -> int:
+    """Claim a WP in for_review for review and write the review prompt.
+
+    \b
+    Example:
+      kitty agent action review WP01 --mission checkout --agent codex
+    """
+    from kitty.services.actions import review as run_review
+
+    result = run_review(open_mission(ctx, mission), wp_id, agent, profile, allow_self_review)
+    emit(result, _workspace_text(result, "Reviewing"), as_json)
+    return 0
+
+
+@click.command("safe-commit")
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option("-m", "--message", required=True, help="Commit message.")
+@json_option
+@click.pass_context
+def safe_commit(ctx: click.Context, paths: tuple[str, ...], message: str, as_json: bool) -> int:
+    """Commit exactly the listed paths of the current worktree, nothing else.
+
+    Refuses paths outside the worktree, under .worktrees/, or unchanged. Other
+    staged changes stay staged and uncommitted.
+
+    \b
+    Example:
+      kitty safe-commit src/cart.py tests/test_cart.py -m "feat(WP01): cart model"
+    """
+    from kitty.services.commit import safe_commit as run_commit
+
+    result = run_commit(cwd(ctx), list(paths), message)
+    emit(
+        result,
+        f"committed {result['commit'][:10]} on {result['branch']}: " + ", ".join(result["paths"]),
+        as_json,
+    )
+    return 0
+
+
+@click.command("accept")
+@mission_option
+@agent_option
+@json_option
+@click.pass_context
+def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: bool) -> int:
+    """Check the mission is ready (listing every problem) and record its acceptance.
+
+    \b
+    Example:
+      kitty accept --mission checkout
+    """
+    from kitty.services.merging import accept as run_accept
+
+    result = run_accept(open_mission(ctx, mission), agent)
+    text = (
+        f"{result['mission']} was already accepted at {result['accepted_at']}"
+        if result["already"]
+        else f"accepted {result['mission']} at {result['accepted_at']} by {result['accepted_by']}"
+        f"\nnext: kitty merge --mission {result['mission']}"
+    )
+    emit(result, text, as_json)
+    return 0
+
+
+def _merge_text(result: dict[str, Any]) -> str:
+    if result.get("aborted"):
+        return f"merge aborted; {result['mission_branch']} reset to {result['reset_to'][:10]}"
+    lines = []
+    for step in result["steps"]:
+        what = (
+            f"{step['lane_id']} ({', '.join(step['wp_ids'])}) → mission branch"
+            if step["kind"] == "lane"
+            else f"{step['branch']} → {step['target']}"
+        )
+        conflicts = step.get("predicted_conflicts")
+        lines.append(f"  {what}" + (f"  CONFLICTS: {', '.join(conflicts)}" if conflicts else ""))
+    if result.get("dry_run"):
+        head = "dry run: " + ("conflicts predicted" if result["conflicts"] else "merges cleanly")
+        return "\n".join([head, *lines])
+    return "\n".join(
+        [
+            f"merged {result['mission']} into {result['target']} ({result['merge_commit'][:10]})",
+            *lines,
+            f"done: {', '.join(result['done']) or '-'}",
+        ]
+    )
+
+
+@click.command("merge")
+@mission_option
+@click.option("--dry-run", is_flag=True, help="Show the plan and predicted conflicts only.")
+@click.option(
+    "--strategy",
+    type=click.Choice(["merge", "squash"]),
+    default="merge",
+    show_default=True,
+    help="How the mission branch lands on the target.",
+)
+@click.option("--keep-worktrees", is_flag=True, help="Keep lane worktrees and branches.")
+@click.option("--resume", is_flag=True, help="Continue after resolving a conflict.")
+@click.option("--abort", is_flag=True, help="Give up a conflicted merge and go back.")
+@json_option
+@click.pass_context
+def merge(
+    ctx: click.Context,
+    mission: str | None,
+    dry_run: bool,
+    strategy: str,
+    keep_worktrees: bool,
+    resume: bool,
+    abort: bool,
+    as_json: bool,
+) -> int:
+    """Merge every lane into the mission branch, then the mission into its target.
+
+    Lanes merge with --no-ff in lane-graph order, in a separate worktree, so
+    your checkout is never left mid-merge. Merged WPs move to done.
+
+    \b
+    Examples:
+      kitty merge --mission checkout --dry-run
+      kitty merge --mission checkout
+      kitty merge --mission checkout --resume
+    """
+    from kitty.services.merging import merge as run_merge
+
+    result = run_merge(
+        open_mission(ctx, mission),
+        dry=dry_run,
+        strategy=strategy,
+        keep_worktrees=keep_worktrees,
+        resume=resume,
+        abort=abort,
+    )
+    emit(result, _merge_text(result), as_json)
+    return 0
+
+
+COMMANDS = [safe_commit, accept, merge]

@@ -1,0 +1,175 @@
+"""Implementation and review prompts: pure text from data the services gather."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import yaml
+
+from kitty.core.model import WorkPackage
+
+
+@dataclass(frozen=True)
+class DependencyInfo:
+    wp_id: str
+    title: str
+    lane: str | None
+    delivered: Sequence[str] = ()  # commit subjects of its lane
+
+
+@dataclass(frozen=True)
+class PromptContext:
+    mission: str
+    agent: str
+    wp: WorkPackage
+    workspace: str
+    branch: str | None
+    attempt: int  # 1 for the first implementation, 2 after one rejection, ...
+    max_cycles: int
+    dependencies: Sequence[DependencyInfo] = ()
+    dependents: Sequence[tuple[str, str]] = ()  # (id, title) of WPs that depend on this one
+    feedback: str | None = None  # the latest review feedback (fix mode)
+    feedback_ref: str | None = None
+    base: str | None = None
+    changed_files: Sequence[str] = ()
+    commits: Sequence[str] = field(default_factory=tuple)
+
+
+def _front_matter(wp: WorkPackage) -> str:
+    return yaml.safe_dump(wp.meta, sort_keys=False, allow_unicode=True).rstrip()
+
+
+def _cmd(ctx: PromptContext, rest: str) -> str:
+    return f"kitty agent tasks {rest} --mission {ctx.mission}"
+
+
+def implement_prompt(ctx: PromptContext) -> str:
+    wp = ctx.wp
+    out: list[str] = []
+    if ctx.feedback is not None:
+        out += [
+            f"# Fix {wp.wp_id} – {wp.title}",
+            "",
+            f"This is cycle {ctx.attempt}/{ctx.max_cycles}. A reviewer sent this work package "
+            "back. Address every point of the feedback below, then resubmit.",
+            "",
+            f"## Review feedback ({ctx.feedback_ref or 'latest'})",
+            "",
+            ctx.feedback.strip(),
+            "",
+        ]
+    else:
+        out += [f"# Implement {wp.wp_id} – {wp.title}", ""]
+    out += [
+        "## Workspace",
+        "",
+        f"Work only in `{ctx.workspace}`" + (f" (branch `{ctx.branch}`)." if ctx.branch else "."),
+        f"    cd {ctx.workspace}",
+        "",
+    ]
+    if ctx.dependencies:
+        out += ["## Dependencies (already approved, merged into your workspace)", ""]
+        for dep in ctx.dependencies:
+            out.append(f"- {dep.wp_id} {dep.title} ({dep.lane or 'unknown'})")
+            out += [f"    - {line}" for line in dep.delivered[:10]]
+        out.append("")
+    out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", wp.body.strip(), ""]
+    tasks = " ".join(wp.subtasks)
+    out += ["## Definition of done", ""]
+    if wp.subtasks:
+        out.append(f"- Every subtask is done: {', '.join(wp.subtasks)}.")
+    out += [
+        "- Tests cover the behaviour the work package describes, and they pass.",
+        "- New code is called from a live entry point (no dead code).",
+        "- Lint and type checks are clean on the files you changed.",
+    ]
+    if wp.owned_files:
+        out.append(f"- Only files in the write scope changed: {', '.join(wp.owned_files)}.")
+    out += [
+        "",
+        "## Finish with exactly these commands",
+        "",
+        f'1. `kitty safe-commit <each file you changed> -m "feat({wp.wp_id}): <summary>"`',
+    ]
+    step = 2
+    if wp.subtasks:
+        out.append(
+            f"{step}. `{_cmd(ctx, f'mark-status {tasks}')} --status done --agent {ctx.agent}`"
+        )
+        step += 1
+    out.append(
+        f"{step}. `{_cmd(ctx, f'move-task {wp.wp_id}')} --to for_review --agent {ctx.agent} "
+        f'--note "Ready for review: <summary>"`'
+    )
+    return "\n".join(out) + "\n"
+
+
+def review_prompt(ctx: PromptContext) -> str:
+    wp = ctx.wp
+    out = [
+        "IMPORTANT: After reviewing, you MUST execute exactly one of the kitty agent tasks "
+        "move-task commands shown at the bottom of this prompt.",
+        "",
+        f"# Review {wp.wp_id} – {wp.title}"
+        + (f" (cycle {ctx.attempt}/{ctx.max_cycles})" if ctx.attempt > 1 else ""),
+        "",
+        "## Workspace",
+        "",
+        f"    cd {ctx.workspace}",
+        "",
+    ]
+    out += ["## The changes of this work package", ""]
+    if ctx.base and ctx.branch:
+        out += [
+            f"    git -C {ctx.workspace} diff {ctx.base}..{ctx.branch}",
+            f"    git -C {ctx.workspace} log --oneline {ctx.base}..{ctx.branch}",
+            "",
+        ]
+    if ctx.commits:
+        out += ["Commits:", *[f"- {c}" for c in ctx.commits[:30]], ""]
+    if ctx.changed_files:
+        out += ["Changed files:", *[f"- {f}" for f in ctx.changed_files[:100]], ""]
+        if wp.owned_files:
+            out.append(
+                f"Write scope (owned_files): {', '.join(wp.owned_files)}. Flag changes outside it."
+            )
+            out.append("")
+    out += ["## Acceptance criteria (the work package)", "", wp.body.strip(), ""]
+    if wp.subtasks:
+        out += [f"Subtasks: {', '.join(wp.subtasks)}", ""]
+    if ctx.feedback is not None:
+        out += [
+            "## Previous review feedback (check that it was addressed)",
+            "",
+            ctx.feedback.strip(),
+            "",
+        ]
+    if ctx.dependents:
+        out += ["## Downstream warnings", ""]
+        out += [
+            f"- {wid} ({title}) depends on {wp.wp_id}: approving it unblocks {wid} at once; "
+            "check the interfaces it will rely on."
+            for wid, title in ctx.dependents
+        ]
+        out.append("")
+    out += [
+        "## Verdict: run exactly one",
+        "",
+        "Approve:",
+        "",
+        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to approved --agent {ctx.agent} "
+        '--note "Review passed: <summary>"',
+        "",
+        "Reject (write what must change to a file first):",
+        "",
+        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to planned --agent {ctx.agent} "
+        "--review-feedback-file <feedback.md>",
+        "",
+        "Or submit structured findings (see `kitty review schema`):",
+        "",
+        f"    kitty review submit {wp.wp_id} --mission {ctx.mission} --agent {ctx.agent} "
+        "--findings <findings.json>",
+        "",
+    ]
+    return "\n".join(out)

@@ -1,0 +1,333 @@
+"""`kitty agent action implement|review`: claim, prepare the workspace, write the prompt."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters.files import atomic_write
+from kitty.core import lanes
+from kitty.core.decide import FIX, IMPLEMENT, REVIEW
+from kitty.core.prompts import DependencyInfo, PromptContext, implement_prompt, review_prompt
+from kitty.core.state import Board, WPState
+from kitty.core.transitions import MoveRequest, check_move
+from kitty.errors import GuardRefused, UsageError
+from kitty.services.autocommit import autocommit
+from kitty.services.schedule import next_step
+from kitty.services.workspace import Mission
+from kitty.services.worktrees import (
+    LaneWorkspace,
+    discard,
+    ensure_lane_workspace,
+    existing_workspace,
+    lane_branch,
+    mission_branch,
+)
+
+
+def prompt_path(mission: Mission, wp_id: str, role: str) -> Path:
+    return mission.project.kittify / "prompts" / mission.slug / f"{wp_id}-{role}.md"
+
+
+def _who(mission: Mission, agent: str | None) -> str:
+    who = mission.actor(agent)
+    if not who:
+        raise UsageError(
+            "this command needs to know which agent acts", "pass --agent NAME (or set KITTY_AGENT)"
+        )
+    return who
+
+
+def _pick(mission: Mission, wp_text: str | None, who: str, wanted: tuple[str, ...]) -> str:
+    if wp_text is not None:
+        return mission.resolve_wp(wp_text)
+    decision = next_step(mission, who)
+    if decision.action not in wanted or decision.wp_id is None:
+        raise GuardRefused(
+            f"nothing to {wanted[0]} for {who}: {decision.reason}",
+            "; ".join(decision.commands) or "run `kitty next`",
+        )
+    return decision.wp_id
+
+
+def _implement_refusal(mission: Mission, board: Board, wp_id: str, who: str) -> str | None:
+    st = board.wps.get(wp_id)
+    if st is None or st.lane is None:
+        return f"{wp_id} is not finalized (run `kitty finalize --mission {mission.slug}`)"
+    if st.lane in (lanes.CLAIMED, lanes.IN_PROGRESS):
+        return None if st.implementer == who else f"{wp_id} is held by {st.implementer}"
+    if st.lane != lanes.PLANNED:
+        return f"{wp_id} is {st.lane}, not planned"
+    wp = mission.wps[wp_id]
+    waiting = [d for d in wp.dependencies if board.lane(d) not in lanes.SATISFIED]
+    if waiting:
+        return f"{wp_id} depends on " + ", ".join(f"{d} ({board.lane(d)})" for d in waiting)
+    return None
+
+
+def _dependencies(mission: Mission, wp_id: str) -> list[DependencyInfo]:
+    from kitty.adapters.gitrepo import Git
+
+    git = Git(mission.project.root)
+    infos = []
+    for dep in mission.wps[wp_id].dependencies:
+        dep_wp = mission.wps.get(dep)
+        ws = existing_workspace(mission, dep)
+        delivered: list[str] = []
+        if (
+            ws.branch
+            and git.branch_exists(ws.branch)
+            and git.branch_exists(mission_branch(mission))
+        ):
+            delivered = git.log_subjects(mission_branch(mission), ws.branch)
+        infos.append(
+            DependencyInfo(dep, dep_wp.title if dep_wp else dep, mission.board.lane(dep), delivered)
+        )
+    return infos
+
+
+def _feedback(mission: Mission, st: WPState | None) -> tuple[str | None, str | None]:
+    """The latest changes_requested feedback text and its reference."""
+    if st is None:
+        return None, None
+    for review in reversed(st.reviews):
+        if review.verdict != "changes_requested":
+            continue
+        path = Path(review.feedback_path) if review.feedback_path else None
+        if review.reference and review.reference.startswith("review-cycle://"):
+            stem_file = review.reference.split("/", 3)[-1]
+            path = mission.dir / "tasks" / stem_file
+        if path and path.is_file():
+            text = path.read_text(encoding="utf-8")
+            body = (
+                text.split("---", 2)[2]
+                if text.startswith("---") and text.count("---") >= 2
+                else text
+            )
+            return body.strip(), review.reference
+        return "(the feedback file is missing)", review.reference
+    return None, None
+
+
+def implement(
+    mission: Mission,
+    wp_text: str | None,
+    agent: str | None,
+    profile: str | None = None,
+    model: str | None = None,
+    invocation_id: str | None = None,
+) -> dict[str, Any]:
+    if model and not invocation_id:
+        raise UsageError("--model needs --invocation-id", "pass both, or neither")
+    who = _who(mission, agent)
+    wp_id = _pick(mission, wp_text, who, (IMPLEMENT, FIX))
+    refusal = _implement_refusal(mission, mission.board, wp_id, who)
+    if refusal:
+        raise GuardRefused(
+            f"cannot implement {wp_id}: {refusal}", "run `kitty next` to see what is ready for you"
+        )
+    ws = ensure_lane_workspace(mission, wp_id)
+    try:
+        _claim(mission, wp_id, who, profile, model, invocation_id, ws)
+    except BaseException:
+        discard(mission, ws)
+        raise
+    st = mission.board.wps[wp_id]
+    feedback, ref = _feedback(mission, st) if st.review_cycles else (None, None)
+    wp = mission.wps[wp_id]
+    ctx = PromptContext(
+        mission.slug,
+        who,
+        wp,
+        str(ws.path),
+        ws.branch,
+        st.review_cycles + 1,
+        mission.config.max_cycles,
+        _dependencies(mission, wp_id),
+        feedback=feedback,
+        feedback_ref=ref,
+    )
+    path = prompt_path(mission, wp_id, "implement")
+    atomic_write(path, implement_prompt(ctx))
+    autocommit(mission, f"{wp_id} in_progress ({who})")
+    return {
+        "mission": mission.slug,
+        "wp_id": wp_id,
+        "agent": who,
+        "lane": ws.lane_id,
+        "branch": ws.branch,
+        "workspace": str(ws.path),
+        "prompt": str(path),
+        "fix_mode": feedback is not None,
+        "cycle": f"{st.review_cycles + 1}/{mission.config.max_cycles}"
+        if st.review_cycles
+        else None,
+        "merged_lanes": ws.merged_lanes,
+    }
+
+
+def _claim(
+    mission: Mission,
+    wp_id: str,
+    who: str,
+    profile: str | None,
+    model: str | None,
+    invocation_id: str | None,
+    ws: LaneWorkspace,
+) -> None:
+    wp = mission.wps[wp_id]
+    policy = mission.policy()
+    actor = {
+        "tool": who,
+        "role": "implementer",
+        "profile": profile,
+        "model": model if invocation_id else None,
+    }
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        refusal = _implement_refusal(mission, board, wp_id, who)
+        if refusal:
+            raise GuardRefused(f"cannot implement {wp_id}: {refusal}", "run `kitty next`")
+        st = board.wps[wp_id]
+        records = []
+        meta = {"agent": who, "shell_pid": os.getppid()}
+        lane = st.lane or lanes.PLANNED
+        steps = {
+            lanes.PLANNED: [lanes.CLAIMED, lanes.IN_PROGRESS],
+            lanes.CLAIMED: [lanes.IN_PROGRESS],
+        }.get(lane, [])
+        for target in steps:
+            check = check_move(
+                wp_id,
+                replace(st, lane=lane),
+                wp.subtasks,
+                MoveRequest(target, who),
+                policy,
+                mission.slug,
+            )
+            records.append(
+                mission.transition(wp_id, check.from_lane, target, actor, policy_metadata=meta)
+            )
+            lane = target
+        delta: dict[str, Any] = {
+            "agent": who,
+            "role": "implementer",
+            "shell_pid": os.getppid(),
+            "workspace": str(ws.path),
+        }
+        if profile:
+            delta["agent_profile"] = profile
+        if invocation_id:
+            delta.update(model=model, invocation_id=invocation_id)
+        if ws.base_commit and not st.scalars.get("base_commit"):
+            delta["base_commit"] = ws.base_commit
+        records.append(mission.annotation(wp_id, actor, delta))
+        return records
+
+    mission.record(build)
+
+
+def review(
+    mission: Mission,
+    wp_text: str | None,
+    agent: str | None,
+    profile: str | None = None,
+    allow_self_review: bool = False,
+) -> dict[str, Any]:
+    who = _who(mission, agent)
+    wp_id = _pick(mission, wp_text, who, (REVIEW,))
+    wp = mission.wps[wp_id]
+    actor = {"tool": who, "role": "reviewer", "profile": profile, "model": None}
+
+    def build(board: Board) -> list[dict[str, Any]]:
+        st = board.wps.get(wp_id)
+        lane = st.lane if st else None
+        if lane == lanes.IN_REVIEW and st and st.reviewer == who:
+            return []  # re-entering your own review
+        if lane != lanes.FOR_REVIEW:
+            held = f" by {st.reviewer}" if st and lane == lanes.IN_REVIEW else ""
+            raise GuardRefused(
+                f"cannot review {wp_id}: it is {lane}{held}",
+                "only a WP in for_review can be claimed for review",
+            )
+        if st and st.implementer == who and not allow_self_review:
+            raise GuardRefused(
+                f"{who} implemented {wp_id} and cannot review it (self-review)",
+                "dispatch another agent; --allow-self-review overrides",
+            )
+        check_move(
+            wp_id,
+            st,
+            wp.subtasks,
+            MoveRequest(lanes.IN_REVIEW, who),
+            mission.policy(),
+            mission.slug,
+        )
+        delta: dict[str, Any] = {"agent": who, "role": "reviewer", "shell_pid": os.getppid()}
+        if profile:
+            delta["agent_profile"] = profile
+        return [
+            mission.transition(
+                wp_id,
+                lanes.FOR_REVIEW,
+                lanes.IN_REVIEW,
+                actor,
+                reason="Started review via action command",
+                review_ref="action-review-claim",
+                policy_metadata={"agent": who, "shell_pid": os.getppid()},
+            ),
+            mission.annotation(wp_id, actor, delta),
+        ]
+
+    mission.record(build)
+    st = mission.board.wps[wp_id]
+    ws = existing_workspace(mission, wp_id)
+    base = st.scalars.get("base_commit")
+    commits: list[str] = []
+    changed: list[str] = []
+    if ws.branch and base:
+        from kitty.adapters.gitrepo import Git
+
+        git = Git(mission.project.root)
+        if git.branch_exists(ws.branch):
+            commits = git.log_subjects(str(base), ws.branch)
+            changed = git.changed_between(str(base), ws.branch)
+    feedback, ref = _feedback(mission, st)
+    dependents = sorted((w.wp_id, w.title) for w in mission.wps.values() if wp_id in w.dependencies)
+    ctx = PromptContext(
+        mission.slug,
+        who,
+        wp,
+        str(ws.path),
+        ws.branch,
+        st.review_cycles + 1,
+        mission.config.max_cycles,
+        dependents=dependents,
+        feedback=feedback,
+        feedback_ref=ref,
+        base=str(base) if base else None,
+        changed_files=changed,
+        commits=commits,
+    )
+    path = prompt_path(mission, wp_id, "review")
+    atomic_write(path, review_prompt(ctx))
+    autocommit(mission, f"{wp_id} in_review ({who})")
+    return {
+        "mission": mission.slug,
+        "wp_id": wp_id,
+        "agent": who,
+        "lane": ws.lane_id,
+        "branch": ws.branch,
+        "workspace": str(ws.path),
+        "prompt": str(path),
+        "base": base,
+        "changed_files": changed,
+        "cycle": f"{st.review_cycles + 1}/{mission.config.max_cycles}"
+        if st.review_cycles
+        else None,
+    }
+
+
+__all__ = ["implement", "lane_branch", "review"]

@@ -1,0 +1,34 @@
+"""`agents.auto_commit`: commit kitty's own files, one commit per command, nothing else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kitty.services.workspace import Mission
+
+
+def own_files(mission: Mission, extra: list[Path] | None = None) -> list[str]:
+    root = mission.project.root
+    candidates = [
+        mission.events_path,
+        mission.status_path,
+        mission.dir / "lanes.json",
+        mission.dir / "meta.json",
+        *(extra or []),
+    ]
+    return [str(p.relative_to(root)) for p in candidates if p.exists()]
+
+
+def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:
+    """Commit the mission's status files when the config asks for it. Returns the sha."""
+    if not mission.config.auto_commit:
+        return None
+    from kitty.adapters.gitrepo import Git
+
+    git = Git(mission.project.root)
+    paths = own_files(mission, extra)
+    changed = set(git.changed_paths())
+    dirty = [p for p in paths if p in changed]
+    if not dirty:
+        return None
+    return git.commit_only(dirty, f"kitty: {message}")

@@ -6,9 +6,9 @@ import click
 
 
 def register(root: click.Group) -> None:
-    from kitty.commands import actions, agent, demo, missions, project, schedule, tasks
+    from kitty.commands import actions, agent, demo, missions, project, review, schedule, tasks
 
-    for module in (project, missions, tasks, schedule, actions, demo):
+    for module in (project, missions, tasks, schedule, actions, review, demo):
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)

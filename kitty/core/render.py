@@ -108,6 +108,16 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
                 w["id"] + (f" ({clip(w['reason'], 40)})" if w.get("reason") else "") for w in items
             ]
             parked.append(f"{label}: " + ", ".join(parts))
+    for wp in wps:
+        if wp.get("arbiter"):
+            arb = wp["arbiter"]
+            parked.append(f"Arbiter override {wp['id']} → {arb.get('to_lane')}: {arb.get('note')}")
+        if wp.get("self_review"):
+            sr = wp["self_review"]
+            parked.append(
+                f"Self-review fallback {wp['id']}: {sr.get('approved_by')} approved "
+                f"after {sr.get('intended_reviewer')} failed"
+            )
     for line in parked:
         for piece in textwrap.wrap(line, width, subsequent_indent="  "):
             out.append(paint(piece, "31", colour))

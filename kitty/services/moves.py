@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,18 @@ from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
 SUBTASK_STATUSES = ("done", "planned", "in_progress")
+
+
+@dataclass
+class ReviewDoc:
+    """What a review verdict stores as tasks/<stem>/review-cycle-N.md (and its findings)."""
+
+    body: str
+    affected_files: list[str] = field(default_factory=list)
+    findings: list[dict[str, Any]] | None = None
+    reviewers: list[str] = field(default_factory=list)
+
+
 _CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
 
 
@@ -45,14 +59,13 @@ def next_cycle_number(folder: Path) -> int:
 
 
 def write_review_cycle(
-    mission: Mission,
-    wp_id: str,
-    reviewer: str | None,
-    verdict: str,
-    body: str,
-    extra: dict[str, Any] | None = None,
-) -> tuple[Path, str, int]:
-    """Store feedback as tasks/<stem>/review-cycle-N.md; return (path, review_ref, N)."""
+    mission: Mission, wp_id: str, reviewer: str | None, verdict: str, doc: ReviewDoc
+) -> tuple[list[Path], str, int]:
+    """Store a verdict as tasks/<stem>/review-cycle-N.md; return (paths, review_ref, N).
+
+    The front matter keeps exactly the keys other tools read (FORMAT.md); structured
+    findings, when there are any, go beside it in review-cycle-N.findings.json.
+    """
     import yaml
 
     wp = mission.wp(wp_id)
@@ -60,7 +73,7 @@ def write_review_cycle(
     folder = mission.dir / "tasks" / stem
     number = next_cycle_number(folder)
     front: dict[str, Any] = {
-        "affected_files": [],
+        "affected_files": sorted(set(doc.affected_files)),
         "cycle_number": number,
         "mission_slug": mission.slug,
         "reviewed_at": format_at(_now()).replace("+00:00", "Z"),
@@ -68,11 +81,23 @@ def write_review_cycle(
         "verdict": verdict,
         "wp_id": wp_id,
     }
-    front.update(extra or {})
     path = folder / f"review-cycle-{number}.md"
     text = "---\n" + yaml.safe_dump(front, sort_keys=True, allow_unicode=True) + "---\n\n"
-    atomic_write(path, text + body.rstrip("\n") + "\n")
-    return path, f"review-cycle://{mission.slug}/{stem}/{path.name}", number
+    atomic_write(path, text + doc.body.rstrip("\n") + "\n")
+    paths = [path]
+    if doc.findings is not None:
+        sidecar = folder / f"review-cycle-{number}.findings.json"
+        atomic_write(
+            sidecar,
+            json.dumps(
+                {"schema": 1, "reviewers": doc.reviewers, "findings": doc.findings},
+                indent=2,
+                sort_keys=True,
+            )
+            + "\n",
+        )
+        paths.append(sidecar)
+    return paths, f"review-cycle://{mission.slug}/{stem}/{path.name}", number
 
 
 def _now() -> int:
@@ -95,16 +120,18 @@ def move_task(
     intended_reviewer: str | None = None,
     reviewer_failure_reason: str | None = None,
     policy_extra: dict[str, Any] | None = None,
+    review_doc: ReviewDoc | None = None,
 ) -> dict[str, Any]:
     wp_id = mission.resolve_wp(wp_text)
-    feedback = read_feedback(feedback_file)
+    text = read_feedback(feedback_file)
+    doc = review_doc or (ReviewDoc(text) if text is not None else None)
     actor = mission.actor(agent)
     req = MoveRequest(
         to_lane=to_lane,
         actor=actor,
         force=force,
         note=note,
-        has_feedback=feedback is not None,
+        has_feedback=doc is not None,
         merged=merged,
         self_review_fallback=self_review_fallback,
         intended_reviewer=intended_reviewer,
@@ -119,7 +146,7 @@ def move_task(
     def build(board: Board) -> list[dict[str, Any]]:
         check = check_move(wp_id, board.wps.get(wp_id), subtasks, req, policy, mission.slug)
         outcome["check"] = check
-        return _records(mission, wp_id, check, req, feedback, written, policy_extra)
+        return _records(mission, wp_id, check, req, doc, written, policy_extra)
 
     try:
         records = mission.record(build)
@@ -150,7 +177,7 @@ def _records(
     wp_id: str,
     check: MoveCheck,
     req: MoveRequest,
-    feedback: str | None,
+    doc: ReviewDoc | None,
     written: list[Path],
     policy_extra: dict[str, Any] | None,
 ) -> list[dict[str, Any]]:
@@ -173,12 +200,14 @@ def _records(
             "verdict": check.verdict,
             "reference": None,
         }
-        if check.verdict == "changes_requested" and feedback is not None:
-            path, ref, _ = write_review_cycle(mission, wp_id, req.actor, "rejected", feedback)
-            written.append(path)
-            result.update(reference=ref, feedback_path=str(path))
+        if doc is not None:
+            label = "rejected" if check.verdict == "changes_requested" else "approved"
+            paths, ref, _ = write_review_cycle(mission, wp_id, req.actor, label, doc)
+            written.extend(paths)
+            result.update(reference=ref, feedback_path=str(paths[0]))
             fields["review_ref"] = ref
-            fields["reason"] = req.note or f"changes requested: {ref}"
+            if check.verdict == "changes_requested":
+                fields["reason"] = req.note or f"changes requested: {ref}"
         fields["review_result"] = result
     records = [mission.transition(wp_id, check.from_lane, check.to_lane, req.actor, **fields)]
     delta: dict[str, Any] = {}

@@ -138,6 +138,48 @@ def _counts(ctx: Context, ids: list[str]) -> dict[str, int]:
     return {"approved_or_done": approved}
 
 
+@dataclass
+class Queues:
+    """Schedulable work in priority order, agent-agnostic (shared by `next` and `sprint`)."""
+
+    reviews: list[str]  # for_review, oldest first
+    fixes: list[str]  # rejected and startable, oldest rejection first
+    capped: list[str]  # rejected max_cycles times: need the arbiter
+    fresh: list[str]  # never rejected and startable, longest chain first
+    weights: dict[str, float]
+
+
+def work_queues(
+    ctx: Context, by_lane: dict[str, list[str]] | None = None, exclude: frozenset[str] = frozenset()
+) -> Queues:
+    if by_lane is None:
+        by_lane = {}
+        for w in sort_ids(ctx.wps):
+            by_lane.setdefault(ctx.board.lane(w) or "", []).append(w)
+    planned = [w for w in by_lane.get(lanes.PLANNED, []) if w not in exclude]
+    capped = [
+        w
+        for w in planned + by_lane.get(lanes.IN_PROGRESS, [])
+        if at_cycle_cap(_state(ctx, w), ctx.max_cycles) and w not in exclude
+    ]
+    startable = [
+        w
+        for w in planned
+        if w not in capped and _deps_ready(ctx, w) and _lane_holder(ctx, w) is None
+    ]
+    weights = chain_weights(ctx.wps)
+    fixes = sorted(
+        (w for w in startable if _state(ctx, w).review_cycles),
+        key=lambda w: (_state(ctx, w).lane_since_us or 0, wp_number(w) or 0),
+    )
+    fresh = sorted(
+        (w for w in startable if not _state(ctx, w).review_cycles),
+        key=lambda w: (-weights[w], wp_number(w) or 0, w),
+    )
+    reviews = _oldest(ctx, [w for w in by_lane.get(lanes.FOR_REVIEW, []) if w not in exclude])
+    return Queues(reviews, fixes, sorted(capped, key=lambda w: wp_number(w) or 0), fresh, weights)
+
+
 def _decide(ctx: Context) -> Decision:
     ids = sort_ids(ctx.wps)
     if not ids:
@@ -205,28 +247,12 @@ def _decide(ctx: Context) -> Decision:
             f"{w} is waiting for review{_since(ctx, _state(ctx, w))} (implemented by {who})",
         )
 
-    planned = by_lane.get(lanes.PLANNED, [])
-    capped = [
-        w
-        for w in planned + by_lane.get(lanes.IN_PROGRESS, [])
-        if at_cycle_cap(_state(ctx, w), ctx.max_cycles)
-    ]
-    startable = [
-        w
-        for w in planned
-        if w not in capped and _deps_ready(ctx, w) and _lane_holder(ctx, w) is None
-    ]
+    queues = work_queues(ctx, by_lane)
 
     # 3. Fix rejected work, the original implementer first.
-    fixes = [w for w in startable if _state(ctx, w).review_cycles]
+    fixes = list(queues.fixes)
     if fixes:
-        fixes.sort(
-            key=lambda w: (
-                _state(ctx, w).implementer != ctx.agent,
-                _state(ctx, w).lane_since_us or 0,
-                wp_number(w) or 0,
-            )
-        )
+        fixes.sort(key=lambda w: _state(ctx, w).implementer != ctx.agent)  # stable
         w = fixes[0]
         st = _state(ctx, w)
         return _work(
@@ -238,8 +264,8 @@ def _decide(ctx: Context) -> Decision:
         )
 
     # 4. Arbiter: the review loop hit its cap.
-    if capped:
-        w = sorted(capped, key=lambda x: wp_number(x) or 0)[0]
+    if queues.capped:
+        w = queues.capped[0]
         st = _state(ctx, w)
         return Decision(
             ARBITER,
@@ -252,12 +278,9 @@ def _decide(ctx: Context) -> Decision:
         )
 
     # 5. Implement: the longest chain of dependents first, then the lowest id.
-    fresh = [w for w in startable if not _state(ctx, w).review_cycles]
-    if fresh:
-        weights = chain_weights(ctx.wps)
-        fresh.sort(key=lambda w: (-weights[w], wp_number(w) or 0, w))
-        w = fresh[0]
-        chain = weights[w]
+    if queues.fresh:
+        w = queues.fresh[0]
+        chain = queues.weights[w]
         return _work(
             ctx,
             IMPLEMENT,

@@ -16,6 +16,10 @@ from kitty.core.events import Annotation, Event, LogWarning, Transition, actor_t
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset({"subtasks", "note", "release_runtime_claim", "review"})
+#: Lanes in which a process holds the WP (for_review waits for a reviewer instead).
+HELD = frozenset({lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW})
+#: Annotation keys that describe the process holding a WP.
+CLAIM_KEYS = ("shell_pid", "agent_pid", "agent_started_at", "sprint_run")
 
 
 @dataclass(slots=True)
@@ -99,11 +103,19 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
     ):
         st.implementer = agent
         st.agent = agent
-        if "shell_pid" in policy:
-            st.runtime_claim = {"agent": agent, "shell_pid": policy.get("shell_pid"), "at": ev.at}
     elif ev.to_lane == lanes.IN_REVIEW:
         st.reviewer = agent
         st.agent = agent
+    # The runtime claim says which process holds the WP; a new holder replaces it.
+    if ev.to_lane in HELD:
+        if not (ev.to_lane == lanes.IN_PROGRESS and previous == lanes.CLAIMED):
+            st.runtime_claim = None
+        if "shell_pid" in policy:
+            st.runtime_claim = dict(
+                st.runtime_claim or {}, agent=agent, shell_pid=policy.get("shell_pid"), at=ev.at
+            )
+    else:
+        st.runtime_claim = None
     result = data.get("review_result")
     if isinstance(result, dict):
         st.review_result = result
@@ -132,8 +144,6 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
         st.arbiter = {"note": st.last_reason, "at": ev.at, "to_lane": ev.to_lane, "by": tool}
     if isinstance(policy.get("self_review_fallback"), dict):
         st.self_review = dict(policy["self_review_fallback"], at=ev.at)
-    if previous in lanes.IN_FLIGHT and ev.to_lane not in lanes.IN_FLIGHT:
-        st.runtime_claim = None
 
 
 def _apply_annotation(st: WPState, ev: Annotation) -> None:
@@ -153,8 +163,9 @@ def _apply_annotation(st: WPState, ev: Annotation) -> None:
         st.scalars[key] = value
         if key == "agent" and isinstance(value, str) and value:
             st.agent = value
-    if "shell_pid" in delta and st.lane in lanes.IN_FLIGHT:
-        st.runtime_claim = dict(st.runtime_claim or {}, shell_pid=delta["shell_pid"], at=ev.at)
+    claim = {k: delta[k] for k in CLAIM_KEYS if k in delta}
+    if claim and st.lane in HELD:
+        st.runtime_claim = dict(st.runtime_claim or {}, **claim, at=ev.at)
     if "heartbeat" in delta and st.runtime_claim is not None:
         st.runtime_claim["heartbeat"] = ev.at
 

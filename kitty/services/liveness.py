@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kitty.core import lanes
 from kitty.core.clock import parse_at
-from kitty.core.state import Board
+from kitty.core.state import HELD, Board
 
 #: A running agent writes a heartbeat at most once a minute; silence past this is a stall.
 SILENCE_LIMIT_US = 15 * 60 * 1_000_000
@@ -34,7 +33,7 @@ def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int)
     for view in work_packages:
         view["stalled"] = None
         st = board.wps.get(view["id"])
-        if st is None or st.lane not in lanes.IN_FLIGHT or not st.runtime_claim:
+        if st is None or st.lane not in HELD or not st.runtime_claim:
             continue
         claim = st.runtime_claim
         if "agent_pid" not in claim:

@@ -6,9 +6,19 @@ import click
 
 
 def register(root: click.Group) -> None:
-    from kitty.commands import actions, agent, demo, missions, project, review, schedule, tasks
+    from kitty.commands import (
+        actions,
+        agent,
+        demo,
+        missions,
+        project,
+        review,
+        schedule,
+        sprint,
+        tasks,
+    )
 
-    for module in (project, missions, tasks, schedule, actions, review, demo):
+    for module in (project, missions, tasks, schedule, actions, review, sprint, demo):
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kitty.commands import actions, missions, tasks
+from kitty.commands import actions, missions, sprint, tasks
 
 
 @click.group()
@@ -35,3 +35,11 @@ def agent_action() -> None:
 
 agent_action.add_command(actions.implement, "implement")
 agent_action.add_command(actions.review, "review")
+
+
+@agent.group("config")
+def agent_config() -> None:
+    """The agents configured in .kittify/config.yaml."""
+
+
+agent_config.add_command(sprint.config_list, "list")

@@ -15,35 +15,51 @@ from kitty.output import terminal_width, use_colour
     metavar="DIR",
     help="Create the demo repository under DIR (default: the temp dir).",
 )
-@click.pass_context
-def demo(ctx: click.Context, parent: str | None) -> int:
-    """Create a sample mission in a temporary git repo and show its board.
+@click.option("--parallel", default=3, show_default=True, help="Simulated agents at once.")
+@click.option("--json", "as_json", is_flag=True, help="Print sprint events as JSON lines.")
+def demo(parent: str | None, parallel: int, as_json: bool) -> int:
+    """Run a whole sprint on a sample mission with simulated agents, then merge it.
 
-    Needs no network and no agent CLI.
+    Creates a temporary git repository with an 8-WP mission (dependencies, and
+    two WPs sharing a file), and runs `kitty sprint --merge` whose implementer
+    and reviewer are kitty's simulated agents: real processes that edit and
+    commit files, mark subtasks and move WPs. The reviewer rejects one WP once,
+    so a fix cycle shows. Needs no network and no agent CLI.
 
     \b
     Example:
       kitty demo
     """
+    import os
     from pathlib import Path
 
-    from kitty.commands.schedule import next_text
+    from kitty.commands.sprint import SprintView
     from kitty.core.render import board_text
     from kitty.services.board import status_view
-    from kitty.services.demo import create_sample_repo
-    from kitty.services.schedule import next_step
+    from kitty.services.demo import REJECT_ONCE, SIM_AGENTS, create_sample_repo
+    from kitty.services.sprint import Options, Sprint
     from kitty.services.workspace import Mission
 
     repo, slug = create_sample_repo(Path(parent) if parent else None)
-    mission = Mission.open(repo, slug)
-    click.echo(f"demo repository: {repo}\n")
-    click.echo(board_text(status_view(mission), terminal_width(), use_colour()))
-    for agent in ("claude", "codex"):
-        decision = next_step(Mission.open(repo, slug), agent, claim=True).to_json()
-        click.echo(f"$ kitty next --agent {agent} --claim\n{next_text(decision)}\n")
-    click.echo(board_text(status_view(Mission.open(repo, slug)), terminal_width(), use_colour()))
-    click.echo(f"try: cd {repo} && kitty status && kitty lanes")
-    return 0
+    if not as_json:
+        click.echo(f"demo repository: {repo}\n")
+        click.echo(
+            board_text(status_view(Mission.open(repo, slug)), terminal_width(), use_colour())
+        )
+    os.environ["KITTY_SIM_REJECT"] = REJECT_ONCE
+    opts = Options(
+        [SIM_AGENTS[0]], [SIM_AGENTS[1]], parallel=parallel, timeout=120, merge=True, poll=0.05
+    )
+    result = Sprint(repo, slug, opts, SprintView(as_json, live=False)).run()
+    if not as_json:
+        click.echo(
+            "\n" + board_text(status_view(Mission.open(repo, slug)), terminal_width(), use_colour())
+        )
+        click.echo(
+            f"repository: {repo}\ntry: cd {repo} && git log --oneline --graph && "
+            "kitty status && kitty review show WP03"
+        )
+    return 0 if result.get("ok") else 1
 
 
 COMMANDS = [demo]

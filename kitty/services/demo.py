@@ -34,6 +34,28 @@ SAMPLE: list[dict[str, Any]] = [
 ]
 
 
+SIM_COMMAND = [
+    "{python}",
+    "-m",
+    "kitty.sim",
+    "--role",
+    "{role}",
+    "--agent",
+    "{agent}",
+    "--wp",
+    "{wp}",
+    "--mission",
+    "{mission}",
+    "--workspace",
+    "{workspace}",
+    "--repo",
+    "{repo}",
+]
+SIM_AGENTS = ("sim-coder", "sim-reviewer")
+#: The simulated reviewer rejects this WP once, so the demo shows a fix cycle.
+REJECT_ONCE = "WP03"
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
@@ -45,7 +67,8 @@ def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
     _git(repo, "config", "user.email", "demo@kitty.invalid")
     _git(repo, "config", "user.name", "kitty demo")
     (repo / "README.md").write_text("# Bookshop\n\nA sample project for the kitty demo.\n")
-    init_project(repo, ["claude", "codex"])
+    init_project(repo, list(SIM_AGENTS))
+    _add_sim_commands(repo)
     slug = create_mission(repo, "bookshop", "Bookshop checkout", "main")["mission"]
     mission = Mission.open(repo, slug)
     for spec in SAMPLE:
@@ -54,3 +77,13 @@ def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "Plan the bookshop mission")
     return repo, slug
+
+
+def _add_sim_commands(repo: Path) -> None:
+    """Register the simulated agents as `agents.commands` (the generic command backend)."""
+    import yaml
+
+    path = repo / ".kittify" / "config.yaml"
+    config = yaml.safe_load(path.read_text()) or {}
+    config.setdefault("agents", {})["commands"] = {name: SIM_COMMAND for name in SIM_AGENTS}
+    path.write_text(yaml.safe_dump(config, sort_keys=False))

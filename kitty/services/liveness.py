@@ -25,7 +25,16 @@ def pid_alive(pid: Any) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(number)
+
+
+def _zombie(pid: int) -> bool:
+    """A dead process nobody reaped yet (common in containers without an init) is dead."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int) -> None:

@@ -1,0 +1,403 @@
+"""`kitty sprint` with fake agent CLIs on PATH: real processes, real git."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kitty.adapters.agents import Dispatch, backend_for
+from kitty.services.liveness import pid_alive
+from tests.helpers import git, kitty, make_mission, ok
+
+FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
+NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", "auggie", "cursor")
+
+
+@pytest.fixture
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Fake agent CLIs first on PATH; returns the JSON-lines log they write."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    source = FAKE.read_text()
+    for name in NAMES:
+        script = bin_dir / name
+        script.write_text(f"#!{sys.executable}\n{source}")
+        script.chmod(0o755)
+    log = tmp_path / "agents.jsonl"
+    log.touch()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+    return log
+
+
+def calls(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def planned(repo: Path, wps: list[dict[str, Any]]) -> Path:
+    mission = make_mission(repo, wps=wps)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    return mission
+
+
+def sprint(repo: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kitty",
+            "-C",
+            str(repo),
+            "sprint",
+            "--no-caffeinate",
+            "--json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ),
+    )
+
+
+def events(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def lanes_of(repo: Path) -> dict[str, str]:
+    return {w["id"]: w["lane"] for w in ok(repo, "status", "--json").json()["work_packages"]}
+
+
+SIX = [
+    {"wp_id": "WP01", "subtasks": ["T001"]},
+    {"wp_id": "WP02", "subtasks": ["T002"]},
+    {"wp_id": "WP03", "subtasks": ["T003"]},
+    {"wp_id": "WP04", "deps": ["WP01"]},
+    {"wp_id": "WP05", "deps": ["WP02", "WP03"]},
+    {"wp_id": "WP06", "deps": ["WP04", "WP05"]},
+]
+
+
+def test_backends_build_the_skills_command_lines() -> None:
+    d = Dispatch("x", "implement", "PROMPT", "/p.md", "/ws", "WP01", "m", "/repo", 600)
+    expected = {
+        "claude": ["claude", "-p", "PROMPT", "--output-format", "json", "-C", "/ws"],
+        "codex": ["codex", "exec", "--sandbox", "danger-full-access", "-C", "/ws", "-"],
+        "gemini": ["gemini", "-p", "PROMPT", "--yolo", "--output-format", "json", "-C", "/ws"],
+        "llxprt": ["llxprt", "-p", "PROMPT", "--approval-mode=yolo"],
+        "opencode": ["opencode", "run", "PROMPT", "--format", "json", "-C", "/ws"],
+        "qwen": ["qwen", "-p", "PROMPT", "--yolo", "--output-format", "json", "-C", "/ws"],
+        "kilocode": ["kilocode", "-a", "--yolo", "-j", "PROMPT", "-C", "/ws"],
+        "auggie": ["auggie", "--acp", "PROMPT", "-C", "/ws"],
+        "cursor": [
+            "timeout",
+            "600",
+            "cursor",
+            "agent",
+            "-p",
+            "--force",
+            "--output-format",
+            "json",
+            "PROMPT",
+            "-C",
+            "/ws",
+        ],
+    }
+    for name, argv in expected.items():
+        invocation = backend_for(name, {}).invocation(d)
+        assert invocation.argv == argv, name
+        assert invocation.cwd == "/ws"
+    assert backend_for("codex", {}).invocation(d).stdin == "PROMPT"
+    assert backend_for("claude", {}).invocation(d).stdin is None
+    config = {
+        "agents": {
+            "commands": {
+                "mine": ["tool", "--file", "{prompt_file}", "--in", "{workspace}", "{wp}/{role}"]
+            }
+        }
+    }
+    assert backend_for("mine", config).invocation(d).argv == [
+        "tool",
+        "--file",
+        "/p.md",
+        "--in",
+        "/ws",
+        "WP01/implement",
+    ]
+
+
+def test_unknown_agent_is_a_clear_error(repo: Path) -> None:
+    planned(repo, SIX[:1])
+    run = kitty(repo, "sprint", "--implementer", "nobody", "--reviewer", "codex")
+    assert run.code == 1 and "unknown agent 'nobody'" in run.err
+
+
+def test_fake_clis_receive_the_exact_argv(repo: Path, fakes: Path) -> None:
+    planned(repo, SIX[:1])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    assert done.returncode == 0, done.stdout + done.stderr
+    made = calls(fakes)
+    claude = next(c for c in made if c["name"] == "claude")
+    codex = next(c for c in made if c["name"] == "codex")
+    workspace = str(repo / ".worktrees" / "demo-01ABCDEF-lane-a")
+    assert claude["argv"][0] == "-p" and claude["argv"][1].startswith("# Implement WP01")
+    assert claude["argv"][2:] == ["--output-format", "json", "-C", workspace]
+    assert claude["cwd"] == workspace
+    assert codex["argv"] == ["exec", "--sandbox", "danger-full-access", "-C", workspace, "-"]
+    assert codex["stdin"].startswith("IMPORTANT: After reviewing")
+    assert lanes_of(repo) == {"WP01": "approved"}
+    log_dir = repo / ".kittify" / "runs"
+    logs = sorted(p.name for p in log_dir.rglob("*.log"))
+    assert logs == ["WP01-implement-1.log", "WP01-review-1.log"]
+    text = next(log_dir.rglob("WP01-implement-1.log")).read_text()
+    assert "# command: claude -p" in text and "(exit 0" in text
+
+
+def test_six_wps_parallel_three_complete_and_merge(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_REJECT", "WP02")
+    planned(repo, SIX)
+    done = sprint(
+        repo, "--implementer", "claude,gemini", "--reviewer", "codex", "--parallel", "3", "--merge"
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    stream = events(done)
+    running, peak = 0, 0
+    for event in stream:
+        running += {"dispatch": 1, "finished": -1}.get(event["event"], 0)
+        peak = max(peak, running)
+    assert peak == 3
+    end = stream[-1]
+    assert end["event"] == "end" and end["ok"] and end["merged"]
+    assert set(lanes_of(repo).values()) == {"done"}
+    for i in range(1, 7):
+        assert (repo / f"impl_wp0{i}.txt").is_file()
+    wp02 = next(r for r in end["summary"] if r["wp_id"] == "WP02")
+    assert wp02["review_cycles"] == 1 and wp02["implementers"] in (["claude"], ["gemini"])
+    # completion-driven: WP01's review started before the last first-wave implementation ended
+    order = [(e["event"], e["wp_id"], e.get("role")) for e in stream if "wp_id" in e]
+    first_review = order.index(("dispatch", "WP01", "review"))
+    assert ("dispatch", "WP04", "implement") in order[first_review:]
+    names = {c["name"] for c in calls(fakes)}
+    assert names == {"claude", "gemini", "codex"}
+
+
+def test_failing_reviewer_halts_that_wp(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_MODE", "fail")
+    planned(repo, SIX[:2])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    assert done.returncode == 1
+    halts = [e for e in events(done) if e["event"] == "halt"]
+    assert {h["wp_id"] for h in halts} == {"WP01", "WP02"}
+    message = halts[0]["message"]
+    assert message.startswith("ERROR: Configured reviewer 'codex' failed (exit 3).")
+    assert "a) Retry" in message and "b) Switch reviewer" in message
+    assert "--self-review-fallback --intended-reviewer codex" in message
+    assert lanes_of(repo) == {"WP01": "in_review", "WP02": "in_review"}
+    assert [c["name"] for c in calls(fakes)].count("claude") == 2  # never asked to review
+    log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
+    assert '"to_lane": "approved"' not in log
+
+
+def test_implementer_that_does_nothing_is_retried_then_blocked(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "noop")
+    planned(repo, SIX[:1])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex", "--retries", "1")
+    assert done.returncode == 1
+    kinds = [e["event"] for e in events(done)]
+    assert kinds.count("dispatch") == 2 and "retry" in kinds and "blocked" in kinds
+    status = ok(repo, "status", "--json").json()["work_packages"][0]
+    assert status["lane"] == "blocked"
+    assert "sprint gave up after 2 failed runs" in status["reason"]
+
+
+def test_hanging_agent_times_out(repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
+    planned(repo, SIX[:1])
+    start = time.monotonic()
+    done = sprint(
+        repo, "--implementer", "claude", "--reviewer", "codex", "--retries", "0", "--timeout", "2"
+    )
+    assert time.monotonic() - start < 30
+    finished = [e for e in events(done) if e["event"] == "finished"]
+    assert finished[0]["how"] == "timed out after 2s"
+    assert lanes_of(repo) == {"WP01": "blocked"}
+    hung = [c["pid"] for c in calls(fakes)]
+    time.sleep(0.2)
+    for pid in hung:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_killed_sprint_resumes_without_duplicates(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
+    mission = planned(repo, SIX[:3])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kitty",
+            "-C",
+            str(repo),
+            "sprint",
+            "--no-caffeinate",
+            "--json",
+            "--implementer",
+            "claude",
+            "--reviewer",
+            "codex",
+            "--parallel",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    log_path = mission / "status.events.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (
+        len(calls(fakes)) < 2 or log_path.read_text().count('"agent_pid"') < 2
+    ):
+        time.sleep(0.1)
+    assert len(calls(fakes)) == 2  # both agents run and their pids are recorded
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    agents = [c["pid"] for c in calls(fakes)]
+    os.killpg(os.getpgid(agents[0]), signal.SIGKILL)  # this agent died with the machine
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and pid_alive(agents[0]):
+        time.sleep(0.05)
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", "ok")
+    in_flight = ok(repo, "status", "--json").json()["work_packages"]
+    assert sorted(w["lane"] for w in in_flight) == ["in_progress", "in_progress", "planned"]
+    assert any(w["stalled"] for w in in_flight)
+    os.killpg(os.getpgid(agents[1]), signal.SIGKILL)
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex", "--parallel", "2")
+    assert done.returncode == 0, done.stdout[-2000:]
+    adopted = [e for e in events(done) if e["event"] == "adopt"]
+    assert len(adopted) == 2
+    assert set(lanes_of(repo).values()) == {"approved"}
+    log = [json.loads(x) for x in (mission / "status.events.jsonl").read_text().splitlines()]
+    claims = [e["wp_id"] for e in log if e.get("to_lane") == "claimed"]
+    assert sorted(claims) == ["WP01", "WP02", "WP03"]  # nothing claimed twice
+
+
+def test_one_sprint_per_mission(repo: Path) -> None:
+    from filelock import FileLock
+
+    planned(repo, SIX[:1])
+    lock = FileLock(str(repo / ".git" / "kitty" / "sprint-demo-01ABCDEF.lock"))
+    (repo / ".git" / "kitty").mkdir(exist_ok=True)
+    with lock:
+        run = kitty(repo, "sprint", "--implementer", "claude", "--reviewer", "codex")
+    assert run.code == 75 and "another kitty sprint is running" in run.err
+
+
+def test_dry_run_runs_and_claims_nothing(repo: Path, fakes: Path) -> None:
+    mission = planned(repo, SIX)
+    log_before = (mission / "status.events.jsonl").read_text()
+    run = ok(
+        repo,
+        "sprint",
+        "--implementer",
+        "claude",
+        "--reviewer",
+        "codex",
+        "--parallel",
+        "2",
+        "--dry-run",
+    )
+    assert "first wave:" in run.out and "WP01 implement by claude" in run.out
+    assert "kitty agent action implement WP01 --mission demo-01ABCDEF --agent claude" in run.out
+    assert "claude -p" in run.out and "--output-format json -C" in run.out
+    assert (mission / "status.events.jsonl").read_text() == log_before
+    assert calls(fakes) == []
+    assert not (repo / ".worktrees").exists()
+
+
+def test_manual_agent_waits_for_a_human(repo: Path, fakes: Path) -> None:
+    planned(repo, SIX[:1])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kitty",
+            "-C",
+            str(repo),
+            "sprint",
+            "--no-caffeinate",
+            "--implementer",
+            "manual",
+            "--reviewer",
+            "codex",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    workspace = repo / ".worktrees" / "demo-01ABCDEF-lane-a"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and lanes_of(repo)["WP01"] != "in_progress":
+        time.sleep(0.1)
+    (workspace / "human.txt").write_text("done by hand\n")
+    ok(workspace, "safe-commit", "human.txt", "-m", "by hand")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "manual")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    assert "Manual dispatch required for agent: manual" in out
+    assert f"Workspace: cd {workspace}" in out
+    assert lanes_of(repo) == {"WP01": "approved"}
+
+
+def test_status_marks_stalled_agents(repo: Path) -> None:
+    mission = make_mission(repo, wps=SIX[:1])
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    line = {
+        "actor": "sprint",
+        "at": "2030-01-01T00:00:00+00:00",
+        "event_id": "ZZZ",
+        "kind": "annotation",
+        "wp_id": "WP01",
+        "delta": {"agent_pid": dead.pid},
+    }
+    with (mission / "status.events.jsonl").open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+    status = ok(repo, "status", "--json").json()["work_packages"][0]
+    assert status["stalled"] == f"agent process {dead.pid} is gone"
+    assert "STALLED" in ok(repo, "status").out
+
+
+def test_agent_config_list(repo: Path, fakes: Path) -> None:
+    make_mission(
+        repo,
+        wps=SIX[:1],
+        config=(
+            "agents:\n  available: [claude, ghostcli]\n  commands:\n    mine: [no-such-binary-x]\n"
+        ),
+    )
+    rows = {r["agent"]: r for r in ok(repo, "agent", "config", "list", "--json").json()["agents"]}
+    assert rows["claude"]["on_path"] and rows["claude"]["backend"] == "claude"
+    assert rows["mine"]["backend"] == "command" and not rows["mine"]["on_path"]
+    assert rows["ghostcli"]["error"].startswith("unknown agent")

@@ -22,35 +22,54 @@ class SprintView:
         self.lines: list[str] = []
         self.last_draw = 0.0
         self.mission: Any = None
+        self.running: dict[str, tuple[str, str, float]] = {}
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.as_json:
             click.echo(json.dumps(event, sort_keys=True))
             return
+        kind = event["event"]
+        if kind == "dispatch":
+            self.running[event["wp_id"]] = (event["role"], event["agent"], time.monotonic())
+        elif kind == "finished":
+            self.running.pop(event["wp_id"], None)
         text = describe(event)
         if text is None:
             return
         if not self.live:
             click.echo(text)
             return
+        if kind == "end":
+            self.draw(force=True)
+            click.echo(text)
+            return
         self.lines = (self.lines + text.splitlines())[-8:]
-        self.draw(force=event["event"] in ("end", "halt"))
+        self.draw(force=kind == "halt")
 
     def draw(self, force: bool = False) -> None:
-        if not force and time.monotonic() - self.last_draw < 0.5:
+        """Redraw the compact board, the running agents with elapsed time, recent events."""
+        if self.mission is None or (not force and time.monotonic() - self.last_draw < 0.5):
             return
         self.last_draw = time.monotonic()
+        from kitty.core.clock import humanize_duration
         from kitty.core.render import board_text
         from kitty.output import terminal_width
         from kitty.services.board import status_view
 
-        if self.mission is None:
-            return
         self.mission.refresh()
         view = status_view(self.mission)
+        now = time.monotonic()
+        running = [
+            f"{wp} {role} by {agent} {humanize_duration(now - t0)}"
+            for wp, (role, agent, t0) in sorted(self.running.items())
+        ]
         click.echo(
-            "\x1b[H\x1b[2J" + board_text(view, terminal_width(), True) + "\n".join(self.lines),
-            nl=True,
+            "\x1b[H\x1b[2J"
+            + board_text(view, terminal_width(), True)
+            + "running: "
+            + (" | ".join(running) or "-")
+            + "\n"
+            + "\n".join(self.lines)
         )
 
 

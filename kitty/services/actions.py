@@ -9,7 +9,7 @@ from typing import Any
 
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
-from kitty.core.decide import FIX, IMPLEMENT, REVIEW
+from kitty.core.decide import FIX, IMPLEMENT, REVIEW, attempt
 from kitty.core.prompts import DependencyInfo, PromptContext, implement_prompt, review_prompt
 from kitty.core.state import Board, WPState
 from kitty.core.transitions import MoveRequest, check_move
@@ -149,9 +149,34 @@ def implement(
         feedback=feedback,
         feedback_ref=ref,
     )
-    path = prompt_path(mission, wp_id, "implement")
-    atomic_write(path, implement_prompt(ctx))
-    autocommit(mission, f"{wp_id} in_progress ({who})")
+    return _deliver(
+        mission,
+        wp_id,
+        "implement",
+        who,
+        ws,
+        st,
+        implement_prompt(ctx),
+        fix_mode=feedback is not None,
+        merged_lanes=ws.merged_lanes,
+    )
+
+
+def _deliver(
+    mission: Mission,
+    wp_id: str,
+    role: str,
+    who: str,
+    ws: LaneWorkspace,
+    st: WPState,
+    text: str,
+    **extra: Any,
+) -> dict[str, Any]:
+    """Write the prompt, auto-commit kitty's files, and describe the workspace."""
+    path = prompt_path(mission, wp_id, role)
+    atomic_write(path, text)
+    lane = "in_progress" if role == "implement" else "in_review"
+    autocommit(mission, f"{wp_id} {lane} ({who})")
     return {
         "mission": mission.slug,
         "wp_id": wp_id,
@@ -160,11 +185,8 @@ def implement(
         "branch": ws.branch,
         "workspace": str(ws.path),
         "prompt": str(path),
-        "fix_mode": feedback is not None,
-        "cycle": f"{st.review_cycles + 1}/{mission.config.max_cycles}"
-        if st.review_cycles
-        else None,
-        "merged_lanes": ws.merged_lanes,
+        "cycle": attempt(st, mission.config.max_cycles),
+        **extra,
     }
 
 
@@ -311,23 +333,9 @@ def review(
         changed_files=changed,
         commits=commits,
     )
-    path = prompt_path(mission, wp_id, "review")
-    atomic_write(path, review_prompt(ctx))
-    autocommit(mission, f"{wp_id} in_review ({who})")
-    return {
-        "mission": mission.slug,
-        "wp_id": wp_id,
-        "agent": who,
-        "lane": ws.lane_id,
-        "branch": ws.branch,
-        "workspace": str(ws.path),
-        "prompt": str(path),
-        "base": base,
-        "changed_files": changed,
-        "cycle": f"{st.review_cycles + 1}/{mission.config.max_cycles}"
-        if st.review_cycles
-        else None,
-    }
+    return _deliver(
+        mission, wp_id, "review", who, ws, st, review_prompt(ctx), base=base, changed_files=changed
+    )
 
 
 __all__ = ["implement", "lane_branch", "review"]

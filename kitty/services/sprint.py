@@ -193,28 +193,20 @@ class Sprint:
                 job = self.new_job(wp_id, role, agent, st.review_cycles + 1, [])
                 job.watch_pid, job.start_lane = int(str(pid)), st.lane
                 self.jobs[wp_id] = job
-                self.emit(
-                    {
-                        "event": "adopt",
-                        "wp_id": wp_id,
-                        "role": role,
-                        "agent": agent,
-                        "pid": pid,
-                        "how": "watching the running agent",
-                    }
-                )
+                how = "watching the running agent"
             else:
                 self.retry.append((wp_id, role, agent))
-                self.emit(
-                    {
-                        "event": "adopt",
-                        "wp_id": wp_id,
-                        "role": role,
-                        "agent": agent,
-                        "pid": pid,
-                        "how": "its agent is gone: dispatching it again",
-                    }
-                )
+                how = "its agent is gone: dispatching it again"
+            self.emit(
+                {
+                    "event": "adopt",
+                    "wp_id": wp_id,
+                    "role": role,
+                    "agent": agent,
+                    "pid": pid,
+                    "how": how,
+                }
+            )
 
     def dispatch(self) -> bool:
         started = False

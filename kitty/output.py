@@ -26,7 +26,9 @@ def terminal_width() -> int:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    """Sorted keys always; indented for a person at a terminal, compact (and faster) in pipes."""
+    indent = 2 if sys.stdout.isatty() else None
+    click.echo(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False))
 
 
 def emit(data: dict[str, Any], text: str, as_json: bool) -> None:

@@ -23,9 +23,8 @@ class SpecSet:
 def wp_files(tasks_dir: Path) -> list[Path]:
     if not tasks_dir.is_dir():
         return []
-    return sorted(
-        p for p in tasks_dir.iterdir() if p.is_file() and wp_id_from_filename(p.name) is not None
-    )
+    found = [p for p in tasks_dir.iterdir() if wp_id_from_filename(p.name) and p.is_file()]
+    return sorted(found, key=lambda p: p.name)
 
 
 def load_wps(mission_dir: Path, rel_prefix: str) -> SpecSet:

@@ -71,9 +71,6 @@ class Git:
         status, out = self.try_run("symbolic-ref", "--quiet", "--short", "HEAD")
         return out.strip() if status == 0 else None
 
-    def merge_base(self, a: str, b: str) -> str:
-        return self.run("merge-base", a, b).strip()
-
     # -- worktrees ----------------------------------------------------------
     def worktrees(self) -> dict[Path, str | None]:
         """Registered worktrees -> the branch each has checked out (None: detached)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from kitty.core.model import WorkPackage
 from kitty.errors import SpecError
@@ -72,7 +72,3 @@ def summarize_ids(ids: Sequence[str], limit: int = 8) -> str:
 
 def format_cycle(cycle: Sequence[str]) -> str:
     return " → ".join(cycle)
-
-
-def by_id(wps: Sequence[WorkPackage]) -> Mapping[str, WorkPackage]:
-    return {wp.wp_id: wp for wp in wps}

@@ -22,7 +22,6 @@ from kitty.services.worktrees import (
     discard,
     ensure_lane_workspace,
     existing_workspace,
-    lane_branch,
     mission_branch,
 )
 
@@ -336,6 +335,3 @@ def review(
     return _deliver(
         mission, wp_id, "review", who, ws, st, review_prompt(ctx), base=base, changed_files=changed
     )
-
-
-__all__ = ["implement", "lane_branch", "review"]

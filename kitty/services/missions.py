@@ -11,7 +11,7 @@ from kitty.adapters.files import atomic_write, dump_json
 from kitty.core.clock import format_at, ulid
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.state import Board
-from kitty.errors import DependencyCycle, NotFound, SpecError, SpecErrors, UsageError
+from kitty.errors import DependencyCycle, NotFound, SpecErrors, UsageError
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
@@ -188,6 +188,3 @@ def dump_json_ordered(doc: dict[str, Any]) -> str:
     import json
 
     return json.dumps(doc, indent=2) + "\n"
-
-
-__all__ = ["SpecError", "add_wp", "create_mission", "finalize", "validate"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ Builder = Callable[[Board], list[dict[str, Any]]]
 class Mission:
     project: layout.Project
     slug: str
-    _hooks: list[Callable[[Mission, list[dict[str, Any]]], None]] = field(default_factory=list)
 
     @classmethod
     def open(cls, cwd: Path, name: str | None) -> Mission:
@@ -197,6 +196,4 @@ class Mission:
             atomic_write(self.status_path, dump_json(materialize(fresh, self.slug, self.meta)))
             self.__dict__.pop("log", None)
             self.__dict__["board"] = fresh
-            for hook in self._hooks:
-                hook(self, records)
         return records

@@ -97,9 +97,9 @@ def _lane_holder(ctx: Context, wp_id: str) -> str | None:
     return None
 
 
-def attempt(st: WPState, max_cycles: int) -> str | None:
-    """`2/3` for the second attempt after one rejection; None before any rejection."""
-    return f"{st.review_cycles + 1}/{max_cycles}" if st.review_cycles else None
+def cycle_label(st: WPState, max_cycles: int) -> str | None:
+    """`1/3` after one rejection: the WP's review cycles (rejections) out of the cap."""
+    return f"{st.review_cycles}/{max_cycles}" if st.review_cycles else None
 
 
 def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
@@ -117,7 +117,7 @@ def _work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
         action,
         reason,
         wp_id,
-        attempt(st, ctx.max_cycles),
+        cycle_label(st, ctx.max_cycles),
         [_cmd(ctx, verb, wp_id)],
         lane=ctx.wp_lane.get(wp_id),
     )
@@ -260,7 +260,7 @@ def _decide(ctx: Context) -> Decision:
             FIX,
             w,
             f"{w} was sent back by {st.reviews[-1].reviewer if st.reviews else 'review'}"
-            f" with feedback; fix it (this is cycle {attempt(st, ctx.max_cycles)})",
+            f" with feedback; fix it (cycle {cycle_label(st, ctx.max_cycles)})",
         )
 
     # 4. Arbiter: the review loop hit its cap.

@@ -25,7 +25,7 @@ class PromptContext:
     wp: WorkPackage
     workspace: str
     branch: str | None
-    attempt: int  # 1 for the first implementation, 2 after one rejection, ...
+    cycles: int  # review cycles so far: the number of rejections
     max_cycles: int
     dependencies: Sequence[DependencyInfo] = ()
     dependents: Sequence[tuple[str, str]] = ()  # (id, title) of WPs that depend on this one
@@ -51,8 +51,9 @@ def implement_prompt(ctx: PromptContext) -> str:
         out += [
             f"# Fix {wp.wp_id} – {wp.title}",
             "",
-            f"This is cycle {ctx.attempt}/{ctx.max_cycles}. A reviewer sent this work package "
-            "back. Address every point of the feedback below, then resubmit.",
+            f"This is cycle {ctx.cycles}/{ctx.max_cycles}: a reviewer sent this work package "
+            f"back {ctx.cycles} time(s), and at {ctx.max_cycles} it goes to an arbiter. "
+            "Address every point of the feedback below, then resubmit.",
             "",
             f"## Review feedback ({ctx.feedback_ref or 'latest'})",
             "",
@@ -112,7 +113,7 @@ def review_prompt(ctx: PromptContext) -> str:
         "move-task commands shown at the bottom of this prompt.",
         "",
         f"# Review {wp.wp_id} – {wp.title}"
-        + (f" (cycle {ctx.attempt}/{ctx.max_cycles})" if ctx.attempt > 1 else ""),
+        + (f" (cycle {ctx.cycles}/{ctx.max_cycles})" if ctx.cycles else ""),
         "",
         "## Workspace",
         "",

@@ -44,7 +44,7 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
     if wp.get("stalled"):
         details.append("STALLED")
     if wp.get("review_cycles"):
-        details.append(f"c{wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+        details.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
     if wp.get("arbiter"):
         details.append("arbiter")
     if wp.get("self_review"):

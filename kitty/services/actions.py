@@ -9,7 +9,7 @@ from typing import Any
 
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
-from kitty.core.decide import FIX, IMPLEMENT, REVIEW, attempt
+from kitty.core.decide import FIX, IMPLEMENT, REVIEW, cycle_label
 from kitty.core.prompts import DependencyInfo, PromptContext, implement_prompt, review_prompt
 from kitty.core.state import Board, WPState
 from kitty.core.transitions import MoveRequest, check_move
@@ -142,7 +142,7 @@ def implement(
         wp,
         str(ws.path),
         ws.branch,
-        st.review_cycles + 1,
+        st.review_cycles,
         mission.config.max_cycles,
         _dependencies(mission, wp_id),
         feedback=feedback,
@@ -184,7 +184,7 @@ def _deliver(
         "branch": ws.branch,
         "workspace": str(ws.path),
         "prompt": str(path),
-        "cycle": attempt(st, mission.config.max_cycles),
+        "cycle": cycle_label(st, mission.config.max_cycles),
         **extra,
     }
 
@@ -323,7 +323,7 @@ def review(
         wp,
         str(ws.path),
         ws.branch,
-        st.review_cycles + 1,
+        st.review_cycles,
         mission.config.max_cycles,
         dependents=dependents,
         feedback=feedback,

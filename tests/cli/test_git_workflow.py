@@ -171,12 +171,12 @@ def test_rejection_then_fix_mode_prompt(repo: Path, tmp_path: Path) -> None:
     feedback.write_text("**Issue 1**: ALPHA must be 1, not 0.\n")
     ok(repo, "move", "WP01", "planned", "--agent", "codex", "--review-feedback-file", str(feedback))
     decision = ok(repo, "next", "--agent", "claude", "--json").json()
-    assert (decision["action"], decision["cycle"]) == ("fix", "2/3")
+    assert (decision["action"], decision["cycle"]) == ("fix", "1/3")
     result = ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json").json()
-    assert result["fix_mode"] and result["cycle"] == "2/3"
+    assert result["fix_mode"] and result["cycle"] == "1/3"
     text = Path(result["prompt"]).read_text()
     assert text.startswith("# Fix WP01 – Alpha")
-    assert "This is cycle 2/3" in text and "ALPHA must be 1, not 0." in text
+    assert "This is cycle 1/3" in text and "ALPHA must be 1, not 0." in text
     review = tmp_path / "again"
     implement_out = Path(result["workspace"])
     (implement_out / "src" / "alpha.py").write_text("ALPHA = 1\n")
@@ -185,7 +185,7 @@ def test_rejection_then_fix_mode_prompt(repo: Path, tmp_path: Path) -> None:
     ok(repo, "move", "WP01", "for_review", "--agent", "claude")
     prompt = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
     review_text = Path(prompt["prompt"]).read_text()
-    assert "(cycle 2/3)" in review_text and "ALPHA must be 1" in review_text
+    assert "(cycle 1/3)" in review_text and "ALPHA must be 1" in review_text
     assert review_text.count("src/alpha.py") >= 1 and "diff " in review_text
     assert not review.exists()
 

@@ -176,8 +176,8 @@ def test_three_rejections_reach_the_arbiter(repo: Path, tmp_path: Path) -> None:
         assert result["review_cycles"] == cycle
         if cycle < 3:
             decision = ok(repo, "next", "--agent", "claude", "--json").json()
-            assert (decision["action"], decision["cycle"]) == ("fix", f"{cycle + 1}/3")
-    assert "c3/3" in ok(repo, "status").out
+            assert (decision["action"], decision["cycle"]) == ("fix", f"{cycle}/3")
+    assert "cycle 3/3" in ok(repo, "status").out
     decision = ok(repo, "next", "--agent", "claude", "--json").json()
     assert decision["action"] == "arbiter"
     assert any("--to approved --force" in c for c in decision["commands"])

@@ -139,7 +139,7 @@ def test_full_lifecycle_with_feedback(repo: Path, tmp_path: Path) -> None:
     assert last["review_result"]["verdict"] == "changes_requested"
     status = ok(repo, "status", "--json").json()["work_packages"][0]
     assert status["review_cycles"] == 1 and status["subtasks"]["T001"] == "planned"
-    assert "c1/3" in ok(repo, "status").out
+    assert "cycle 1/3" in ok(repo, "status").out
 
 
 def test_illegal_moves_name_legal_targets(repo: Path) -> None:

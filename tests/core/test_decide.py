@@ -85,8 +85,8 @@ def test_fix_prefers_the_implementer_and_names_the_cycle() -> None:
     wps = [wp("WP01"), wp("WP02")]
     states = [rejected("WP01", 1, by="gemini"), rejected("WP02", 1, by="claude")]
     d = run(wps, states)
-    assert (d.action, d.wp_id, d.cycle) == ("fix", "WP02", "2/3")
-    assert "cycle 2/3" in d.reason
+    assert (d.action, d.wp_id, d.cycle) == ("fix", "WP02", "1/3")
+    assert "cycle 1/3" in d.reason
     assert run(wps, states, agent="gemini").wp_id == "WP01"
 
 

@@ -43,7 +43,7 @@ def test_board_fits_80_columns_and_shows_every_wp() -> None:
     for i in range(30):
         assert f"WP{i:02d}" in text
     assert "Blocked: WP07 (needs a human" in text
-    assert "c1/3" in text and "waits: WP01" in text
+    assert "cycle 1/3" in text and "waits: WP01" in text
     assert "\x1b[" not in text
 
 

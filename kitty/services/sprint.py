@@ -14,6 +14,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -77,6 +78,16 @@ class WPStats:
     reviewers: list[str] = field(default_factory=list)
     seconds: float = 0.0
     runs: int = 0
+
+
+def agent_env(agent: str) -> dict[str, str]:
+    """The agent's environment: its identity, and this kitty first on PATH (so the `kitty`
+    commands in its prompt run this installation even when the venv is not activated)."""
+    paths = os.environ.get("PATH", "").split(os.pathsep)
+    here = os.path.dirname(sys.executable)
+    if here not in paths:
+        paths.insert(0, here)
+    return dict(os.environ, KITTY_AGENT=agent, PATH=os.pathsep.join(paths))
 
 
 def run_id() -> str:
@@ -333,7 +344,7 @@ class Sprint:
             f"# cwd: {invocation.cwd}\n# start: {format_at(eventlog.now_us())}\n"
         )
         job.log.flush()
-        env = dict(os.environ, KITTY_AGENT=job.agent)
+        env = agent_env(job.agent)
         try:
             job.proc = subprocess.Popen(
                 invocation.argv,

@@ -401,3 +401,12 @@ def test_agent_config_list(repo: Path, fakes: Path) -> None:
     assert rows["claude"]["on_path"] and rows["claude"]["backend"] == "claude"
     assert rows["mine"]["backend"] == "command" and not rows["mine"]["on_path"]
     assert rows["ghostcli"]["error"].startswith("unknown agent")
+
+
+def test_agents_get_their_identity_and_this_kitty_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kitty.services.sprint import agent_env
+
+    monkeypatch.setenv("PATH", "/usr/bin")
+    env = agent_env("gemini")
+    assert env["KITTY_AGENT"] == "gemini"
+    assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)

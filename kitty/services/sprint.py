@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kitty.adapters import eventlog
+from kitty.adapters.agentrun import AgentRun
 from kitty.adapters.agents import MANUAL, Backend, Dispatch, backend_for
 from kitty.core import lanes
 from kitty.core.clock import format_at, humanize_duration
@@ -65,7 +62,7 @@ class Job:
     deadline: float
     log_path: Path
     argv: list[str] = field(default_factory=list)
-    proc: subprocess.Popen[bytes] | None = None
+    proc: AgentRun | None = None
     watch_pid: int | None = None  # an adopted agent from an earlier sprint
     start_lane: str | None = None
     log: IO[str] | None = None
@@ -78,16 +75,6 @@ class WPStats:
     reviewers: list[str] = field(default_factory=list)
     seconds: float = 0.0
     runs: int = 0
-
-
-def agent_env(agent: str) -> dict[str, str]:
-    """The agent's environment: its identity, and this kitty first on PATH (so the `kitty`
-    commands in its prompt run this installation even when the venv is not activated)."""
-    paths = os.environ.get("PATH", "").split(os.pathsep)
-    here = os.path.dirname(sys.executable)
-    if here not in paths:
-        paths.insert(0, here)
-    return dict(os.environ, KITTY_AGENT=agent, PATH=os.pathsep.join(paths))
 
 
 def run_id() -> str:
@@ -344,34 +331,7 @@ class Sprint:
             f"# cwd: {invocation.cwd}\n# start: {format_at(eventlog.now_us())}\n"
         )
         job.log.flush()
-        env = agent_env(job.agent)
-        try:
-            job.proc = subprocess.Popen(
-                invocation.argv,
-                cwd=invocation.cwd,
-                env=env,
-                stdout=job.log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            job.log.write(f"# could not start: {exc}\n")
-            job.proc = subprocess.Popen(
-                ["false"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
-            )
-            return
-        if invocation.stdin is not None and job.proc.stdin is not None:
-            feed = job.proc.stdin
-
-            def write_prompt() -> None:
-                try:
-                    feed.write(invocation.stdin.encode() if invocation.stdin else b"")
-                    feed.close()
-                except OSError:
-                    pass
-
-            threading.Thread(target=write_prompt, daemon=True).start()
+        job.proc = AgentRun(invocation, job.agent, job.log)
 
     def manual(self, job: Job, claimed: dict[str, Any]) -> None:
         """Tier 3: a human runs the agent; we wait until the WP's lane changes."""
@@ -436,18 +396,8 @@ class Sprint:
         return None
 
     def kill(self, job: Job) -> None:
-        if job.proc is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(job.proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                break
-            try:
-                job.proc.wait(timeout=2)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        if job.proc is not None:
+            job.proc.kill()
 
     def stop_all(self) -> None:
         for job in self.jobs.values():

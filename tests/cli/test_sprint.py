@@ -404,9 +404,23 @@ def test_agent_config_list(repo: Path, fakes: Path) -> None:
 
 
 def test_agents_get_their_identity_and_this_kitty_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kitty.services.sprint import agent_env
+    from kitty.adapters.agentrun import agent_env
 
     monkeypatch.setenv("PATH", "/usr/bin")
     env = agent_env("gemini")
     assert env["KITTY_AGENT"] == "gemini"
     assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
+
+
+def test_missing_agent_cli_is_recorded_and_blocks(repo: Path) -> None:
+    planned(repo, SIX[:1])
+    (repo / ".kittify" / "config.yaml").write_text(
+        "agents:\n  commands:\n    ghost: [no-such-agent-binary, '{prompt_file}']\n"
+    )
+    done = sprint(repo, "--implementer", "ghost", "--reviewer", "codex", "--retries", "0")
+    assert done.returncode == 1
+    finished = [e for e in events(done) if e["event"] == "finished"]
+    assert finished[0]["how"] == "exit 127"
+    log = Path(finished[0]["log"]).read_text()
+    assert "could not start no-such-agent-binary" in log
+    assert lanes_of(repo) == {"WP01": "blocked"}

@@ -1,0 +1,82 @@
+"""One running agent process: its own session, output to a log, killable as a group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import IO
+
+from kitty.adapters.agents import Invocation
+
+NOT_STARTED = 127  # the shell's "command not found"
+
+
+def agent_env(agent: str) -> dict[str, str]:
+    """The agent's environment: its identity, and this kitty first on PATH (so the `kitty`
+    commands in its prompt run this installation even when the venv is not activated)."""
+    paths = os.environ.get("PATH", "").split(os.pathsep)
+    here = os.path.dirname(sys.executable)
+    if here not in paths:
+        paths.insert(0, here)
+    return dict(os.environ, KITTY_AGENT=agent, PATH=os.pathsep.join(paths))
+
+
+class AgentRun:
+    """Start `invocation` now. The prompt, when it goes on stdin, is fed from a thread
+    so a large prompt can never block kitty on a full pipe."""
+
+    def __init__(self, invocation: Invocation, agent: str, log: IO[str]) -> None:
+        self.error: str | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        try:
+            self._proc = subprocess.Popen(
+                invocation.argv,
+                cwd=invocation.cwd,
+                env=agent_env(agent),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            self.error = f"could not start {invocation.argv[0]}: {exc.strerror or exc}"
+            log.write(f"# {self.error}\n")
+            return
+        if invocation.stdin is not None and self._proc.stdin is not None:
+            threading.Thread(
+                target=self._feed, args=(self._proc.stdin, invocation.stdin), daemon=True
+            ).start()
+
+    @staticmethod
+    def _feed(pipe: IO[bytes], text: str) -> None:
+        try:
+            pipe.write(text.encode())
+            pipe.close()
+        except OSError:
+            pass  # the agent exited without reading its prompt; its exit code tells why
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def poll(self) -> int | None:
+        """The exit code, or None while it runs."""
+        return NOT_STARTED if self._proc is None else self._proc.poll()
+
+    def kill(self) -> None:
+        """SIGTERM the whole process group, then SIGKILL what is left after 2 s."""
+        if self._proc is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self._proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            try:
+                self._proc.wait(timeout=2)
+                return
+            except subprocess.TimeoutExpired:
+                continue

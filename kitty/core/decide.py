@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from kitty.core import lanes
@@ -34,6 +35,15 @@ class Context:
     max_cycles: int = 3
     accepted: bool = False
     now_us: int = 0
+
+    @cached_property
+    def lane_holders(self) -> dict[str, list[str]]:
+        """Execution lane -> its WPs in flight (computed once: `next` asks per planned WP)."""
+        holders: dict[str, list[str]] = {}
+        for wp_id, lane in self.wp_lane.items():
+            if self.board.lane(wp_id) in lanes.IN_FLIGHT:
+                holders.setdefault(lane, []).append(wp_id)
+        return holders
 
 
 @dataclass
@@ -90,11 +100,8 @@ def _deps_ready(ctx: Context, wp_id: str) -> bool:
 
 def _lane_holder(ctx: Context, wp_id: str) -> str | None:
     """Another WP of the same execution lane that is in flight, if any."""
-    lane = ctx.wp_lane.get(wp_id)
-    for other, other_lane in ctx.wp_lane.items():
-        if other != wp_id and other_lane == lane and ctx.board.lane(other) in lanes.IN_FLIGHT:
-            return other
-    return None
+    holders = ctx.lane_holders.get(ctx.wp_lane.get(wp_id, ""), [])
+    return next((other for other in holders if other != wp_id), None)
 
 
 def cycle_label(st: WPState, max_cycles: int) -> str | None:

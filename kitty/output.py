@@ -9,9 +9,8 @@ from typing import Any
 
 import click
 
+from kitty import SCHEMA
 from kitty.errors import KittyError
-
-SCHEMA = 1
 
 
 def use_colour() -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kitty import SCHEMA
 from kitty.core import lanes
 from kitty.core.clock import humanize_duration
 from kitty.core.model import WorkPackage, wp_number
@@ -61,7 +62,7 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": 1,
+            "schema": SCHEMA,
             "action": self.action,
             "wp_id": self.wp_id,
             "reason": self.reason,

@@ -10,8 +10,6 @@ from kitty.core.clock import format_at
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.state import Board, WPState
 
-SCHEMA = 1
-
 
 def sort_ids(ids: Any) -> list[str]:
     return sorted(ids, key=lambda i: (wp_number(i) if wp_number(i) is not None else 1 << 30, i))

@@ -135,18 +135,15 @@ def implement(
         raise
     st = mission.board.wps[wp_id]
     feedback, ref = _feedback(mission, st) if st.review_cycles else (None, None)
-    wp = mission.wps[wp_id]
-    ctx = PromptContext(
-        mission.slug,
+    ctx = _prompt_context(
+        mission,
         who,
-        wp,
-        str(ws.path),
-        ws.branch,
-        st.review_cycles,
-        mission.config.max_cycles,
-        _dependencies(mission, wp_id),
+        wp_id,
+        ws,
+        st,
         feedback=feedback,
         feedback_ref=ref,
+        dependencies=_dependencies(mission, wp_id),
     )
     return _deliver(
         mission,
@@ -158,6 +155,21 @@ def implement(
         implement_prompt(ctx),
         fix_mode=feedback is not None,
         merged_lanes=ws.merged_lanes,
+    )
+
+
+def _prompt_context(
+    mission: Mission, who: str, wp_id: str, ws: LaneWorkspace, st: WPState, **extra: Any
+) -> PromptContext:
+    return PromptContext(
+        mission.slug,
+        who,
+        mission.wps[wp_id],
+        str(ws.path),
+        ws.branch,
+        st.review_cycles,
+        mission.config.max_cycles,
+        **extra,
     )
 
 
@@ -317,14 +329,12 @@ def review(
             changed = git.changed_between(str(base), ws.branch)
     feedback, ref = _feedback(mission, st)
     dependents = sorted((w.wp_id, w.title) for w in mission.wps.values() if wp_id in w.dependencies)
-    ctx = PromptContext(
-        mission.slug,
+    ctx = _prompt_context(
+        mission,
         who,
-        wp,
-        str(ws.path),
-        ws.branch,
-        st.review_cycles,
-        mission.config.max_cycles,
+        wp_id,
+        ws,
+        st,
         dependents=dependents,
         feedback=feedback,
         feedback_ref=ref,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitty.core.snapshot import SCHEMA, progress, summary, wp_view
+from kitty import SCHEMA
+from kitty.core.snapshot import progress, summary, wp_view
 from kitty.services.workspace import Mission
 
 

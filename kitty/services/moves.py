@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kitty import SCHEMA
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
 from kitty.core.clock import format_at
@@ -90,7 +91,7 @@ def write_review_cycle(
         atomic_write(
             sidecar,
             json.dumps(
-                {"schema": 1, "reviewers": doc.reviewers, "findings": doc.findings},
+                {"schema": SCHEMA, "reviewers": doc.reviewers, "findings": doc.findings},
                 indent=2,
                 sort_keys=True,
             )

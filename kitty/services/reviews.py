@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kitty import SCHEMA
 from kitty.core import lanes
 from kitty.core.findings import Finding, blocking, merge, parse_report, render_cycle
 from kitty.errors import GuardRefused, SpecError, UsageError
@@ -142,7 +143,7 @@ def show(mission: Mission, wp_text: str) -> dict[str, Any]:
             }
         )
     return {
-        "schema": 1,
+        "schema": SCHEMA,
         "mission": mission.slug,
         "wp_id": wp_id,
         "lane": state.lane if state else None,

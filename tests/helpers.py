@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -119,13 +120,16 @@ def make_mission(
     return mission_dir
 
 
-def run_cli_process(
-    repo: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kitty", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+def kitty_argv(repo: Path, *args: str) -> list[str]:
+    """The command line that runs this kitty in a separate process, in `repo`."""
+    return [sys.executable, "-m", "kitty", "-C", str(repo), *args]
+
+
+def install_fakes(bin_dir: Path, names: tuple[str, ...], text: str, monkeypatch: Any) -> Path:
+    """Write `text` as executables `names` in `bin_dir`, first on PATH."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import make_mission
+from tests.helpers import kitty_argv, make_mission
 
 
 def _spawn(repo: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "kitty", "-C", str(repo), *args],
+        kitty_argv(repo, *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from kitty.adapters.awake import inhibitor_command
+from kitty.services.liveness import pid_alive
+from tests.helpers import install_fakes, kitty_argv
 
 FAKE_INHIBIT = """#!/bin/sh
 echo "$$ $*" >> "$FAKE_INHIBIT_LOG"
@@ -23,23 +25,10 @@ exec "$@"
 
 @pytest.fixture
 def inhibit_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("systemd-inhibit", "caffeinate"):
-        (bin_dir / name).write_text(FAKE_INHIBIT)
-        (bin_dir / name).chmod(0o755)
+    install_fakes(tmp_path / "bin", ("systemd-inhibit", "caffeinate"), FAKE_INHIBIT, monkeypatch)
     log = tmp_path / "inhibit.log"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_INHIBIT_LOG", str(log))
     return log
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return not Path(f"/proc/{pid}/status").read_text().count("State:\tZ")
 
 
 def test_commands_per_platform(inhibit_log: Path) -> None:
@@ -69,7 +58,7 @@ def test_keep_awake_runs_the_command_under_the_guard(inhibit_log: Path) -> None:
     assert argv[:3] == ["--what=idle:sleep", "--why=kitty", "keep-awake"]
     assert argv[3:5] == ["tail", "--pid"]
     time.sleep(0.5)
-    assert not alive(int(pid))  # released when the command ended
+    assert not pid_alive(int(pid))  # released when the command ended
 
 
 def test_helper_dies_with_kitty_even_on_sigkill(inhibit_log: Path) -> None:
@@ -78,13 +67,13 @@ def test_helper_dies_with_kitty_even_on_sigkill(inhibit_log: Path) -> None:
     while time.monotonic() < deadline and not inhibit_log.exists():
         time.sleep(0.05)
     helper = int(inhibit_log.read_text().split()[0])
-    assert alive(helper)
+    assert pid_alive(helper)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and alive(helper):
+    while time.monotonic() < deadline and pid_alive(helper):
         time.sleep(0.1)
-    assert not alive(helper)
+    assert not pid_alive(helper)
 
 
 def test_sprint_holds_the_guard_and_no_caffeinate_skips_it(inhibit_log: Path, repo: Path) -> None:
@@ -93,27 +82,15 @@ def test_sprint_holds_the_guard_and_no_caffeinate_skips_it(inhibit_log: Path, re
     planned(repo, [{"wp_id": "WP01"}])
     (repo / ".kittify" / "config.yaml").write_text("agents:\n  commands:\n    noop: [true]\n")
     env = dict(os.environ)
-    args = [
-        sys.executable,
-        "-m",
-        "kitty",
-        "-C",
-        str(repo),
-        "sprint",
-        "--implementer",
-        "noop",
-        "--reviewer",
-        "codex",
-        "--retries",
-        "0",
-        "--json",
-    ]
+    args = kitty_argv(
+        repo, "sprint", "--implementer", "noop", "--reviewer", "codex", "--retries", "0", "--json"
+    )
     done = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
     start = json.loads(done.stdout.splitlines()[0])
     assert start["keep_awake"].startswith("systemd-inhibit --what=idle:sleep")
     helper = int(inhibit_log.read_text().split()[0])
     time.sleep(0.3)
-    assert not alive(helper)
+    assert not pid_alive(helper)
     inhibit_log.unlink()
     done = subprocess.run(
         [*args, "--no-caffeinate"], capture_output=True, text=True, timeout=60, env=env

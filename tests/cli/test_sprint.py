@@ -15,7 +15,7 @@ import pytest
 
 from kitty.adapters.agents import Dispatch, backend_for
 from kitty.services.liveness import pid_alive
-from tests.helpers import git, kitty, make_mission, ok
+from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok
 
 FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
 NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", "auggie", "cursor")
@@ -24,16 +24,9 @@ NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", 
 @pytest.fixture
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake agent CLIs first on PATH; returns the JSON-lines log they write."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    source = FAKE.read_text()
-    for name in NAMES:
-        script = bin_dir / name
-        script.write_text(f"#!{sys.executable}\n{source}")
-        script.chmod(0o755)
+    install_fakes(tmp_path / "bin", NAMES, f"#!{sys.executable}\n{FAKE.read_text()}", monkeypatch)
     log = tmp_path / "agents.jsonl"
     log.touch()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
     return log
@@ -52,17 +45,7 @@ def planned(repo: Path, wps: list[dict[str, Any]]) -> Path:
 
 def sprint(repo: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kitty",
-            "-C",
-            str(repo),
-            "sprint",
-            "--no-caffeinate",
-            "--json",
-            *args,
-        ],
+        kitty_argv(repo, "sprint", "--no-caffeinate", "--json", *args),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -250,12 +233,8 @@ def test_killed_sprint_resumes_without_duplicates(
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "hang")
     mission = planned(repo, SIX[:3])
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kitty",
-            "-C",
-            str(repo),
+        kitty_argv(
+            repo,
             "sprint",
             "--no-caffeinate",
             "--json",
@@ -265,7 +244,7 @@ def test_killed_sprint_resumes_without_duplicates(
             "codex",
             "--parallel",
             "2",
-        ],
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -336,19 +315,9 @@ def test_dry_run_runs_and_claims_nothing(repo: Path, fakes: Path) -> None:
 def test_manual_agent_waits_for_a_human(repo: Path, fakes: Path) -> None:
     planned(repo, SIX[:1])
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kitty",
-            "-C",
-            str(repo),
-            "sprint",
-            "--no-caffeinate",
-            "--implementer",
-            "manual",
-            "--reviewer",
-            "codex",
-        ],
+        kitty_argv(
+            repo, "sprint", "--no-caffeinate", "--implementer", "manual", "--reviewer", "codex"
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

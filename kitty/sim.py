@@ -20,7 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from kitty.core.model import WorkPackage
 from kitty.core.overlap import is_glob, normalise
+from kitty.core.state import WPState
 from kitty.services.workspace import Mission
 
 
@@ -43,12 +45,17 @@ def target_files(wp_id: str, owned: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(files))
 
 
-def implement(args: argparse.Namespace) -> None:
+def load(args: argparse.Namespace) -> tuple[WorkPackage, WPState]:
     mission = Mission.open(Path(args.repo), args.mission)
     wp = mission.wp(args.wp)
     state = mission.board.wps.get(args.wp)
     if wp is None or state is None:
         raise SystemExit(f"sim: unknown work package {args.wp}")
+    return wp, state
+
+
+def implement(args: argparse.Namespace) -> None:
+    wp, state = load(args)
     workspace = Path(args.workspace)
     files = target_files(wp.wp_id, wp.owned_files)
     for name in files:
@@ -92,11 +99,7 @@ def implement(args: argparse.Namespace) -> None:
 
 
 def review(args: argparse.Namespace) -> None:
-    mission = Mission.open(Path(args.repo), args.mission)
-    wp = mission.wp(args.wp)
-    state = mission.board.wps.get(args.wp)
-    if wp is None or state is None:
-        raise SystemExit(f"sim: unknown work package {args.wp}")
+    wp, state = load(args)
     reject = {w.strip() for w in os.environ.get("KITTY_SIM_REJECT", "").split(",") if w.strip()}
     first = target_files(wp.wp_id, wp.owned_files)[0]
     findings = [

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
 from kitty.core.clock import format_at
@@ -77,7 +78,7 @@ def write_review_cycle(
         "affected_files": sorted(set(doc.affected_files)),
         "cycle_number": number,
         "mission_slug": mission.slug,
-        "reviewed_at": format_at(_now()).replace("+00:00", "Z"),
+        "reviewed_at": format_at(now_us()).replace("+00:00", "Z"),
         "reviewer_agent": reviewer or "unknown",
         "verdict": verdict,
         "wp_id": wp_id,
@@ -99,12 +100,6 @@ def write_review_cycle(
         )
         paths.append(sidecar)
     return paths, f"review-cycle://{mission.slug}/{stem}/{path.name}", number
-
-
-def _now() -> int:
-    from kitty.adapters.eventlog import now_us
-
-    return now_us()
 
 
 def move_task(

@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.kitty-installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	@# the distribution was called `kitty` before 0.2: drop it so only kitty-kanban owns the scripts
+	@$(BIN)/python -m pip uninstall --quiet --yes kitty >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 

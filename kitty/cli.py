@@ -84,7 +84,7 @@ class KittyGroup(click.Group):
 
 
 @click.group(cls=KittyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kitty")
+@click.version_option(__version__, prog_name="kitty", message="%(prog)s (kitty-kanban) %(version)s")
 @click.option(
     "-C",
     "directory",

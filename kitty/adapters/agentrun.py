@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 from typing import IO
 
@@ -15,13 +14,13 @@ NOT_STARTED = 127  # the shell's "command not found"
 
 
 def agent_env(agent: str) -> dict[str, str]:
-    """The agent's environment: its identity, and this kitty first on PATH (so the `kitty`
-    commands in its prompt run this installation even when the venv is not activated)."""
-    paths = os.environ.get("PATH", "").split(os.pathsep)
-    here = os.path.dirname(sys.executable)
-    if here not in paths:
-        paths.insert(0, here)
-    return dict(os.environ, KITTY_AGENT=agent, PATH=os.pathsep.join(paths))
+    """The agent's environment: its identity, and this kitty's scripts folder first on PATH
+    (always first: an earlier `kitty`, such as the terminal emulator's, must not shadow the
+    `kitty` commands in its prompt, even when the venv is not activated)."""
+    from kitty.adapters.install import path_with_own_bin_first
+
+    path = path_with_own_bin_first(os.environ.get("PATH", ""))
+    return dict(os.environ, KITTY_AGENT=agent, PATH=path)
 
 
 class AgentRun:

@@ -43,15 +43,21 @@ def init(ctx: click.Context, agents: str | None, as_json: bool) -> int:
 def doctor(ctx: click.Context, mission: str | None, as_json: bool) -> int:
     """Check a mission's WP files and status log; exit 1 if anything is wrong.
 
-    Reads only. Lists every problem as `file:line: what` with a hint.
+    Reads only. Lists every problem as `file:line: what` with a hint, and warns
+    (without failing) when the `kitty` first on PATH is not this program, e.g. the
+    kitty terminal emulator.
 
     \b
     Example:
       kitty doctor --mission checkout
     """
+    from kitty.adapters.install import path_warnings
+    from kitty.output import warn
     from kitty.services.doctor import diagnose
 
     result = diagnose(open_mission(ctx, mission))
+    result["warnings"] = path_warnings()
+    warn(result["warnings"])
     text = "\n".join(result["problems"]) or f"{result['mission']}: no problems found"
     emit(result, text, as_json)
     return 1 if result["problems"] else 0

@@ -15,7 +15,9 @@ PROBE = """
 import sys
 from kitty.cli import cli, run
 code = run(cli, sys.argv[1:])
-heavy = sorted(m for m in ("git", "networkx", "filelock") if m in sys.modules)
+heavy = sorted(
+    m for m in ("git", "networkx", "filelock", "fastjsonschema") if m in sys.modules
+)
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 sys.exit(code)
 """

@@ -24,7 +24,7 @@ def schema() -> int:
     Example:
       kitty review schema > findings.schema.json
     """
-    from kitty.services.reviews import schema_text
+    from kitty.core.formats import schema_text
 
     click.echo(schema_text(), nl=False)
     return 0
@@ -39,7 +39,15 @@ def schema() -> int:
     required=True,
     metavar="FILE",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A reviewer's findings JSON (repeatable; merged and deduplicated).",
+    help="A reviewer's findings file (repeatable; merged and deduplicated).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["kitty", "specdev", "persona", "addon"]),
+    default=None,
+    help="The files' format; detected when omitted (kitty, seed 000/001 specdev, "
+    "seed 002 persona, seed 003 addon JSON or markdown).",
 )
 @agent_option
 @mission_option
@@ -49,6 +57,7 @@ def submit(
     ctx: click.Context,
     wp_id: str,
     files: tuple[Path, ...],
+    fmt: str | None,
     agent: str | None,
     mission: str | None,
     as_json: bool,
@@ -57,15 +66,21 @@ def submit(
 
     Findings at or above review.block_at (default P2) reject the WP back to
     planned with tasks/<WP>/review-cycle-N.md; otherwise it is approved and P3s
-    are kept as advisory notes. Invalid files are refused; nothing is recorded.
+    are kept as advisory notes. Invalid files are refused with every problem
+    listed; nothing is recorded. Besides kitty's format (`kitty review schema`)
+    each seed's native format is accepted and mapped, keeping its own fields
+    under `native`: specdev {round, scope, findings}, persona {reviewer,
+    findings[file, line, confidence, ...]}, addon (RC<N>-<seq>, critical|major|
+    minor, VALID|INVALID; JSON or the review-addon markdown).
 
     \b
     Example:
       kitty review submit WP03 --findings codex.json --findings gemini.json --agent codex
+      kitty review submit WP03 --findings review-addon-1.md --format addon --agent claude
     """
     from kitty.services.reviews import submit as run_submit
 
-    result = run_submit(open_mission(ctx, mission), wp_id, list(files), agent)
+    result = run_submit(open_mission(ctx, mission), wp_id, list(files), agent, fmt)
     text = (
         f"{result['wp_id']}: {result['verdict']} ({result['findings']} finding(s), "
         f"{result['blocking']} blocking at {result['block_at']}, "

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from kitty import SCHEMA
 from kitty.core import lanes
-from kitty.core.findings import Finding, blocking, merge, parse_report, render_cycle
+from kitty.core.findings import Merged, Report, blocking, counts, merge, render_cycle
+from kitty.core.formats import read_report
 from kitty.errors import GuardRefused, SpecError, UsageError
 from kitty.services.moves import ReviewDoc, move_task, next_cycle_number
 from kitty.services.workspace import Mission
@@ -18,56 +18,55 @@ from kitty.services.workspace import Mission
 _CYCLE_REF = re.compile(r"review-cycle-(\d+)\.md$")
 
 
-def schema_text() -> str:
-    return resources.files("kitty").joinpath("data/findings.schema.json").read_text("utf-8")
-
-
-def load_reports(files: list[Path]) -> list[tuple[str, list[Finding]]]:
+def load_reports(
+    files: list[Path], fmt: str | None = None, agent: str | None = None
+) -> list[Report]:
+    """Read every file; all problems of all files are reported together, nothing recorded."""
     if not files:
         raise UsageError("pass at least one --findings FILE", "see `kitty review schema`")
-    reports = []
+    reports: list[Report] = []
+    errors: list[SpecError] = []
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read {path}: {exc}", "pass a readable JSON file") from None
         try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise SpecError(
-                str(path),
-                getattr(exc, "lineno", None),
-                f"not valid JSON: {exc}",
-                "see `kitty review schema`",
-            ) from None
-        reports.append(parse_report(str(path), data))
+            reports.append(read_report(str(path), text, fmt, agent))
+        except SpecError as exc:
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise SpecError(
+            f"{len(errors)} findings files",
+            None,
+            "invalid:\n" + "\n".join(e.message for e in errors),
+            "see `kitty review schema`; nothing was recorded",
+        )
     return reports
 
 
-def submit(mission: Mission, wp_text: str, files: list[Path], agent: str | None) -> dict[str, Any]:
-    """Merge the reports; approve, or reject with a review-cycle file. All or nothing."""
-    reports = load_reports(files)  # every file is checked before anything is recorded
-    wp_id = mission.resolve_wp(wp_text)
-    who = mission.actor(agent)
-    if not who:
-        raise UsageError("a verdict needs the reviewer's identity", "pass --agent NAME")
-    state = mission.board.wps.get(wp_id)
-    if state is None or state.lane != lanes.IN_REVIEW:
-        raise GuardRefused(
-            f"{wp_id} is {state.lane if state else 'unknown'}, not in_review",
-            f"claim it first: kitty agent action review {wp_id} --agent {who}",
-        )
-    findings = merge(reports)
+def record_verdict(
+    mission: Mission,
+    wp_id: str,
+    who: str,
+    merged: Merged,
+    round_no: int | None = None,
+    note_suffix: str = "",
+) -> dict[str, Any]:
+    """Approve, or reject back to planned, with a review-cycle file and its findings sidecar."""
     block_at = mission.config.block_at
+    findings = merged.findings
     blockers = blocking(findings, block_at)
-    reviewers = list(dict.fromkeys(name for name, _ in reports))
+    reviewers = merged.reviewers
     wp = mission.wp(wp_id)
     stem_dir = mission.dir / "tasks" / (wp.stem if wp else wp_id)
     cycle = next_cycle_number(stem_dir)
     approved = not blockers
     doc = ReviewDoc(
-        body=render_cycle(wp_id, cycle, reviewers, findings, block_at, approved),
-        affected_files=[f.path for f in (blockers or findings)],
+        body=render_cycle(wp_id, cycle, reviewers, findings, block_at, approved, round_no),
+        affected_files=list(dict.fromkeys(f.path for f in (blockers or findings))),
         findings=[f.to_json() for f in findings],
         reviewers=reviewers,
     )
@@ -76,20 +75,19 @@ def submit(mission: Mission, wp_text: str, files: list[Path], agent: str | None)
         note = f"Review passed ({', '.join(reviewers)})" + (
             f" with {len(advisory)} advisory note(s)" if advisory else ""
         )
-        result = move_task(mission, wp_id, lanes.APPROVED, agent=who, note=note, review_doc=doc)
-    else:
-        counts = ", ".join(
-            f"{sum(1 for f in blockers if f.severity == s)} {s}"
-            for s in ("P0", "P1", "P2", "P3")
-            if any(f.severity == s for f in blockers)
+        result = move_task(
+            mission, wp_id, lanes.APPROVED, agent=who, note=note + note_suffix, review_doc=doc
         )
+    else:
+        tally = counts(blockers)
+        text = ", ".join(f"{n} {s}" for s, n in tally.items() if n)
         result = move_task(
             mission,
             wp_id,
             lanes.PLANNED,
             agent=who,
             review_doc=doc,
-            note=f"Changes requested: {counts} (threshold {block_at})",
+            note=f"Changes requested: {text} (threshold {block_at}){note_suffix}",
         )
     return dict(
         result,
@@ -97,9 +95,33 @@ def submit(mission: Mission, wp_text: str, files: list[Path], agent: str | None)
         findings=len(findings),
         blocking=len(blockers),
         advisory=len(advisory),
+        suppressed=len(merged.suppressed),
+        pre_existing=len(merged.pre_existing),
         block_at=block_at,
         reviewers=reviewers,
     )
+
+
+def submit(
+    mission: Mission,
+    wp_text: str,
+    files: list[Path],
+    agent: str | None,
+    fmt: str | None = None,
+) -> dict[str, Any]:
+    """Merge the reports; approve, or reject with a review-cycle file. All or nothing."""
+    wp_id = mission.resolve_wp(wp_text)
+    who = mission.actor(agent)
+    reports = load_reports(files, fmt, who)  # every file is checked before anything is recorded
+    if not who:
+        raise UsageError("a verdict needs the reviewer's identity", "pass --agent NAME")
+    state = mission.board.wps.get(wp_id)
+    if state is None or state.lane != lanes.IN_REVIEW:
+        raise GuardRefused(
+            f"{wp_id} is {state.lane if state else 'unknown'}, not in_review",
+            f"claim it first: kitty agent action review {wp_id} --agent {who}",
+        )
+    return record_verdict(mission, wp_id, who, merge(reports))
 
 
 def _cycle_file(mission: Mission, reference: str | None) -> Path | None:

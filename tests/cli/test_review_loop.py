@@ -46,7 +46,8 @@ def f(severity: str, signature: str = "bug", location: str = "src/a.py:3") -> di
 def test_schema_is_printed_and_valid_json() -> None:
     repo = Path(".")
     schema = json.loads(ok(repo, "review", "schema").out)
-    severity = schema["properties"]["findings"]["items"]["properties"]["severity"]
+    assert schema["properties"]["findings"]["items"] == {"$ref": "#/$defs/finding"}
+    severity = schema["$defs"]["finding"]["properties"]["severity"]
     assert severity["enum"] == ["P0", "P1", "P2", "P3"]
     assert "data loss" in severity["description"]
 
@@ -144,6 +145,80 @@ def test_invalid_findings_record_nothing(repo: Path, tmp_path: Path) -> None:
     assert run.code == 1 and "not valid JSON" in run.err
     assert (mission / "status.events.jsonl").read_text() == log_before
     assert not (mission / "tasks" / "WP01-alpha").exists()
+
+
+def test_every_problem_of_every_file_is_reported(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    to_review(repo)
+    log_before = (mission / "status.events.jsonl").read_text()
+    one = findings_file(tmp_path, "one", "codex", f("P7"), {**f("P1"), "location": "x"})
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({"findings": [{"kind": "k"}]}))
+    run = kitty(
+        repo, "review", "submit", "WP01", "--findings", str(one), "--findings", str(two),
+        "--agent", "codex",
+    )  # fmt: skip
+    assert run.code == 1
+    for expected in (
+        "2 findings files",
+        f"{one}: 2 problem(s)",
+        "findings[0].severity: 'P7' is not one of P0, P1, P2, P3",
+        "findings[1].location: 'x' is not path:line",
+        f"{two}: 6 problem(s)",
+        "reviewer: missing",
+        "findings[0].signature: missing",
+    ):
+        assert expected in run.err, run.err
+    assert (mission / "status.events.jsonl").read_text() == log_before
+
+
+def test_seed_formats_are_submitted_and_merged(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    to_review(repo)
+    persona = tmp_path / "security.json"
+    persona.write_text(
+        json.dumps(
+            {
+                "reviewer": "security",
+                "findings": [
+                    {
+                        "title": "Token compared with ==",
+                        "severity": "P1",
+                        "file": "src/auth.py",
+                        "line": 42,
+                        "confidence": 100,
+                        "first_evidence": "if token == expected:",
+                        "autofix_class": "manual",
+                        "owner": "downstream-resolver",
+                        "requires_verification": False,
+                        "pre_existing": False,
+                    }
+                ],
+                "residual_risks": [],
+                "testing_gaps": [],
+            }
+        )
+    )
+    addon = tmp_path / "review-addon-1.md"
+    addon.write_text(
+        "# Review Add-On: Cycle 1\n\n## Valid Findings\n\n### RC1-1: Token compared with ==\n"
+        "**Severity:** minor\n**File:** src/auth.py:42\n**Finding:** timing leak\n"
+        "**Required fix:** use hmac.compare_digest\n"
+    )
+    result = ok(
+        repo, "review", "submit", "WP01", "--findings", str(persona), "--findings", str(addon),
+        "--agent", "codex", "--json",
+    ).json()  # fmt: skip
+    assert (result["verdict"], result["findings"], result["blocking"]) == (
+        "changes_requested",
+        1,
+        1,
+    )
+    sidecar = mission / "tasks" / "WP01-alpha" / "review-cycle-1.findings.json"
+    (merged,) = json.loads(sidecar.read_text())["findings"]
+    assert merged["severity"] == "P1" and merged["reviewers"] == ["codex", "security"]
+    assert merged["suggested_fix"] == "use hmac.compare_digest"
+    assert merged["rc_id"] == "RC1-1" and merged["native"]["format"] == "persona"
 
 
 def test_submit_needs_a_wp_in_review(repo: Path, tmp_path: Path) -> None:

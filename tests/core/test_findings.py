@@ -1,12 +1,19 @@
-"""Findings: validation names the field, merging deduplicates, thresholds decide."""
+"""Findings: every format is read and mapped, every problem named, the merge follows the spec.
+
+Acceptance checks 1-6 of REVIEW-LOOP.md §6 are marked `# check N`.
+"""
 
 from __future__ import annotations
 
+import itertools
+import json
+import random
 from typing import Any
 
 import pytest
 
-from kitty.core.findings import blocking, merge, parse_report, render_cycle
+from kitty.core.findings import Report, blocking, merge, render_cycle
+from kitty.core.formats import detect, read_report
 from kitty.errors import SpecError
 
 
@@ -21,31 +28,43 @@ def finding(**kw: Any) -> dict[str, Any]:
         "suggested_fix": "use range(n)",
     }
     base.update(kw)
-    return base
+    return {k: v for k, v in base.items() if v is not ...}
+
+
+def report(reviewer: str, *items: dict[str, Any], source: str = "f.json") -> Report:
+    return read_report(source, json.dumps({"reviewer": reviewer, "findings": list(items)}))
+
+
+def persona(**kw: Any) -> dict[str, Any]:
+    base = {
+        "title": "Token compared with ==",
+        "severity": "P1",
+        "file": "src/auth.py",
+        "line": 42,
+        "confidence": 75,
+        "autofix_class": "manual",
+        "owner": "downstream-resolver",
+        "requires_verification": False,
+        "pre_existing": False,
+        "first_evidence": "if token == expected:",
+        "why_it_matters": "timing attack",
+    }
+    base.update(kw)
+    return {k: v for k, v in base.items() if v is not ...}
 
 
 def test_merge_dedupes_keeps_most_severe_and_every_reviewer() -> None:
-    codex = parse_report(
-        "codex.json",
-        {
-            "reviewer": "codex",
-            "findings": [
-                finding(severity="P2", id="c1"),
-                finding(signature="naming", severity="P3"),
-            ],
-        },
+    codex = report(
+        "codex",
+        finding(severity="P2", id="c1"),
+        finding(signature="naming", severity="P3"),
     )
-    gemini = parse_report(
-        "gemini.json",
-        {
-            "reviewer": "gemini",
-            "findings": [
-                finding(severity="P1", detail="gemini's words", id="g7"),
-                finding(location="src/b.py:3", severity="P0", kind="security", signature="sqli"),
-            ],
-        },
+    gemini = report(
+        "gemini",
+        finding(severity="P1", detail="gemini's words", id="g7"),
+        finding(location="src/b.py:3", severity="P0", kind="security", signature="sqli"),
     )
-    merged = merge([codex, gemini])
+    merged = merge([codex, gemini]).findings
     assert [(f.severity, f.location, f.signature) for f in merged] == [
         ("P0", "src/b.py:3", "sqli"),
         ("P1", "src/a.py:10", "off-by-one"),
@@ -54,20 +73,23 @@ def test_merge_dedupes_keeps_most_severe_and_every_reviewer() -> None:
     dup = merged[1]
     assert dup.reviewers == ["codex", "gemini"] and dup.detail == "gemini's words"
     assert dup.ids == ["c1", "g7"]
+    assert dup.confidence == 100  # two unrated (75) reports agree: one step up
+    assert [f.rc_id for f in merged] == ["RC1-1", "RC1-2", "RC1-3"]
+
+
+def test_key_is_normalised() -> None:
+    a = report("a", finding(kind=" Correctness ", signature="Off  By-One"))
+    b = report("b", finding(kind="correctness", signature="off by-one"))
+    assert len(merge([a, b]).findings) == 1
 
 
 @pytest.mark.parametrize(("block_at", "expected"), [("P0", 1), ("P1", 2), ("P2", 3), ("P3", 4)])
 def test_threshold(block_at: str, expected: int) -> None:
-    _, findings = parse_report(
-        "f.json",
-        {
-            "reviewer": "r",
-            "findings": [finding(severity=s, signature=s) for s in ("P0", "P1", "P2", "P3")],
-        },
-    )
-    assert len(blocking(findings, block_at)) == expected
+    rep = report("r", *[finding(severity=s, signature=s) for s in ("P0", "P1", "P2", "P3")])
+    assert len(blocking(rep.findings, block_at)) == expected
 
 
+# -- validation: every problem, named ------------------------------------------------
 @pytest.mark.parametrize(
     ("data", "field"),
     [
@@ -81,28 +103,332 @@ def test_threshold(block_at: str, expected: int) -> None:
         ),
         ({"reviewer": "r", "findings": [finding(location="src/a.py")]}, "findings[0].location"),
         ({"reviewer": "r", "findings": [finding(title=3)]}, "findings[0].title"),
+        ({"reviewer": "r", "findings": [finding(title="  ")]}, "findings[0].title"),
         ({"reviewer": "r", "findings": ["x"]}, "findings[0]"),
+        ({"reviewer": "r", "findings": [finding(confidence=80)]}, "findings[0].confidence"),
     ],
 )
 def test_invalid_reports_name_the_file_and_field(data: Any, field: str) -> None:
     with pytest.raises(SpecError) as err:
-        parse_report("reviews/codex.json", data)
+        read_report("reviews/codex.json", json.dumps(data))
     assert err.value.message.startswith(f"reviews/codex.json: {field}")
 
 
-def test_cycle_body_lists_rc_ids() -> None:
-    _, findings = parse_report(
-        "f.json",
-        {
-            "reviewer": "codex",
-            "findings": [
-                finding(severity="P1"),
-                finding(severity="P3", signature="style", suggested_fix=None),
-            ],
-        },
+def test_every_problem_is_reported_at_once() -> None:
+    data = {
+        "findings": [
+            finding(severity="P7", kind=..., location="nowhere"),
+            finding(title=..., detail=""),
+            "x",
+        ]
+    }
+    with pytest.raises(SpecError) as err:
+        read_report("f.json", json.dumps(data))
+    message = err.value.message
+    for expected in (
+        "7 problem(s)",
+        "reviewer: missing",
+        "findings[0].kind: missing",
+        "findings[0].severity: 'P7' is not one of P0, P1, P2, P3",
+        "findings[0].location: 'nowhere' is not path:line",
+        "findings[1].title: missing",
+        "findings[1].detail: must not be blank",
+        "findings[2]: must be an object",
+    ):
+        assert expected in message, message
+
+
+def test_schema_1_files_are_schema_2_files() -> None:
+    rep = report("codex", finding())
+    f = rep.findings[0]
+    assert (f.confidence, f.rated, f.autofix_class, f.owner) == (
+        75,
+        False,
+        "manual",
+        "downstream-resolver",
     )
-    body = render_cycle("WP03", 2, ["codex"], findings, "P2", approved=False)
+    assert (f.validity, f.pre_existing, f.native) == ("unchallenged", False, {})
+
+
+# -- the seeds' native formats -----------------------------------------------------
+def test_seed_002_persona_finding_is_accepted_and_mapped() -> None:
+    data = {
+        "reviewer": "security",
+        "findings": [persona(autofix_class="safe_auto", owner="review-fixer", evidence=["x"])],
+        "residual_risks": ["rate limits unknown"],
+        "testing_gaps": ["no test for expiry"],
+    }
+    rep = read_report("s.json", json.dumps(data))
+    f = rep.findings[0]
+    assert rep.format == "persona" and rep.reviewer == "security"
+    assert (f.kind, f.location, f.signature) == (
+        "general",
+        "src/auth.py:42",
+        "token compared with ==",
+    )
+    assert (f.detail, f.confidence, f.rated) == ("timing attack", 75, True)
+    assert (f.autofix_class, f.owner) == ("gated_auto", "downstream-resolver")  # legacy names
+    assert f.native == {
+        "format": "persona",
+        "severity": "P1",
+        "file": "src/auth.py",
+        "line": 42,
+        "why_it_matters": "timing attack",
+    }
+    assert rep.residual_risks == ["rate limits unknown"] and rep.testing_gaps == [
+        "no test for expiry"
+    ]
+
+
+def test_seed_002_errors_name_its_own_fields() -> None:
+    data = {"reviewer": "x", "findings": [persona(line=0, confidence=80, owner="me")]}
+    with pytest.raises(SpecError) as err:
+        read_report("s.json", json.dumps(data))
+    assert "3 problem(s) as persona format" in err.value.message
+    assert "findings[0].line: must be a whole number >= 1" in err.value.message
+
+
+def test_seed_000_round_file_takes_the_reviewer_from_its_name() -> None:
+    data = {
+        "round": 2,
+        "scope": "04",
+        "findings": [
+            {"kind": "gap", "location": "spec/04.json:3", "signature": "no-owner", "severity": "P1"}
+        ],
+    }
+    rep = read_report(".specdev/findings/findings_04_2_rr1.json", json.dumps(data))
+    assert (rep.format, rep.reviewer) == ("specdev", "r1")
+    f = rep.findings[0]
+    assert (f.title, f.detail, f.native["format"]) == ("no-owner", "no-owner", "specdev")
+
+
+def test_seed_003_minor_is_a_blocking_p2_and_invalid_never_blocks() -> None:  # check 5
+    data = {
+        "reviewer": "investigator",
+        "findings": [
+            {
+                "id": "RC1-1",
+                "title": "Retry loop never ends",
+                "severity": "minor",
+                "file": "src/net.rs:7",
+                "finding": "no max attempts",
+                "required_fix": "cap at 3",
+            },
+            {
+                "id": "RC1-2",
+                "title": "Unused import",
+                "severity": "major",
+                "file": "src/lib.rs:1",
+                "finding": "x is unused",
+                "validity": "INVALID",
+                "evidence": "used at src/lib.rs:40",
+            },
+            {
+                "id": "RC1-3",
+                "title": "Claimed dead code",
+                "severity": "major",
+                "file": "src/lib.rs:9",
+                "finding": "never called",
+                "validity": "INVALID",
+                "evidence": "I doubt it",
+            },
+        ],
+    }
+    rep = read_report("h.json", json.dumps(data))
+    assert rep.format == "addon"
+    minor, invalid, unproven = rep.findings
+    assert (minor.severity, minor.native["severity"], minor.suggested_fix) == (
+        "P2",
+        "minor",
+        "cap at 3",
+    )
+    merged = merge([rep]).findings
+    blockers = blocking(merged, "P2")
+    assert minor.title in {f.title for f in blockers}
+    assert invalid.title not in {f.title for f in blockers}
+    # INVALID without a disproving path:line stands as VALID
+    assert next(f for f in merged if f.title == unproven.title).validity == "VALID"
+    assert unproven.title in {f.title for f in blockers}
+
+
+def test_seed_003_markdown_addon() -> None:
+    text = (
+        "# Review Add-On: Cycle 2\n\n## Valid Findings\n\n"
+        "### RC2-1: Off by one\n**Severity:** minor\n**File:** src/a.py:10\n"
+        "**Finding:** skips the last item\n**Required fix:** use range(n)\n\n"
+        "### RC2-2: Leak\n**Severity:** critical\n**File:** src/b.py:3\n**Finding:** fd leak\n"
+    )
+    rep = read_report("review-addon-2.md", text, fallback_reviewer="contrarian")
+    assert (rep.format, rep.reviewer) == ("addon", "contrarian")
+    assert [(f.id, f.severity, f.validity, f.confidence) for f in rep.findings] == [
+        ("RC2-1", "P2", "VALID", 100),
+        ("RC2-2", "P0", "VALID", 100),
+    ]
+
+
+def test_explicit_format_wins_over_detection() -> None:
+    data = {"reviewer": "r", "findings": [finding()]}
+    assert detect(data) == "kitty"
+    with pytest.raises(SpecError) as err:
+        read_report("f.json", json.dumps(data), fmt="persona")
+    assert "findings[0].file: missing" in err.value.message
+
+
+# -- merge rules -----------------------------------------------------------------------
+def test_check_1_evidence_and_agreement() -> None:  # check 1
+    a = report("A", finding(severity="P2", confidence=75, first_evidence="for i in range(n-1)"))
+    b = report("B", finding(severity="P1", confidence=50))
+    (f,) = merge([a, b]).findings
+    assert (f.severity, f.reviewers, f.confidence) == ("P1", ["A", "B"], 100)
+    assert f.first_evidence == "for i in range(n-1)"
+
+
+def test_check_2_quote_gate() -> None:  # check 2
+    a = report("A", finding(confidence=75), finding(severity="P0", signature="p0", confidence=75))
+    b = report("B", finding(confidence=75), finding(severity="P0", signature="p0", confidence=75))
+    merged = merge([a, b])
+    assert [f.signature for f in merged.findings] == ["p0"]
+    assert merged.findings[0].confidence == 50
+    assert [(f.signature, f.confidence) for f in merged.suppressed] == [("off-by-one", 50)]
+    assert merged.suppressed_by_anchor == {"50": 1}
+
+
+def test_check_3_confidence_gate() -> None:  # check 3
+    merged = merge(
+        [
+            report(
+                "A",
+                finding(severity="P1", confidence=50),
+                finding(severity="P0", signature="z", confidence=50),
+            )
+        ]
+    )
+    assert [f.severity for f in merged.findings] == ["P0"]
+    assert blocking(merged.findings, "P2") == merged.findings
+    assert [f.severity for f in merged.suppressed] == ["P1"]
+
+
+def test_check_4_fast_pass_never_promotes_and_testing_advisories_are_demoted() -> None:  # check 4
+    ev = {"first_evidence": "x = 1"}
+    merged = merge(
+        [
+            report("fast-pass", finding(confidence=75, **ev)),
+            report("correctness@codex", finding(confidence=75, **ev)),
+            report(
+                "testing@codex", finding(severity="P3", signature="t", autofix_class="advisory")
+            ),
+        ]
+    )
+    (f,) = merged.findings
+    assert f.reviewers == ["correctness@codex", "fast-pass"] and f.confidence == 75
+    assert merged.testing_gaps == [
+        "Loop skips the last item (src/a.py:10): range(n - 1) drops index n-1"
+    ]
+
+
+def test_pre_existing_never_blocks_and_needs_every_copy() -> None:
+    merged = merge(
+        [
+            report("a", finding(pre_existing=True), finding(signature="s2", pre_existing=True)),
+            report("b", finding(signature="s2", pre_existing=False)),
+        ]
+    )
+    assert [f.signature for f in merged.pre_existing] == ["off-by-one"]
+    assert [f.signature for f in merged.findings] == ["s2"]
+
+
+def test_combination_rules() -> None:
+    merged = merge(
+        [
+            report(
+                "a",
+                finding(autofix_class="gated_auto", owner="release", requires_verification=True),
+            ),
+            report("b", finding(autofix_class="manual", owner="human")),
+            report("c", finding(severity="P3", signature="adv", autofix_class="advisory")),
+            report("d", finding(severity="P3", signature="adv", autofix_class="gated_auto")),
+        ]
+    )
+    main, adv = merged.findings
+    assert (main.autofix_class, main.owner, main.requires_verification) == ("manual", "human", True)
+    assert adv.autofix_class == "gated_auto"  # advisory only when unanimous
+    assert [r["reviewer"] for r in main.reports] == ["a", "b"]
+
+
+def test_advisory_p2_does_not_block() -> None:
+    rep = report("a", finding(autofix_class="advisory"))
+    assert blocking(merge([rep]).findings, "P2") == []
+
+
+def _random_reports(seed: int) -> list[Report]:
+    rng = random.Random(seed)
+    reviewers = ["correctness@a", "testing@b", "security@c", "fast-pass", "maintainability@d"]
+    out = []
+    for name in reviewers:
+        items = []
+        for _ in range(rng.randint(0, 5)):
+            items.append(
+                finding(
+                    severity=rng.choice(["P0", "P1", "P2", "P3"]),
+                    signature=rng.choice(["a", "b", "c"]),
+                    location=rng.choice(["x.py:1", "y.py:2"]),
+                    confidence=rng.choice([None, 25, 50, 75, 100]),
+                    first_evidence=rng.choice([None, "quote"]),
+                    detail=rng.choice(["d1", "d2"]),
+                    suggested_fix=rng.choice([None, "f1", "f2"]),
+                    autofix_class=rng.choice(["gated_auto", "manual", "advisory"]),
+                    owner=rng.choice(["downstream-resolver", "human", "release"]),
+                    pre_existing=rng.choice([False, False, True]),
+                    id=rng.choice([None, "i1", "i2"]),
+                )
+            )
+        out.append(report(name, *items))
+    return out
+
+
+def _snapshot(reports: list[Report]) -> str:
+    m = merge(reports, round_no=2)
+    return json.dumps(
+        {
+            "findings": [f.to_json() for f in m.findings],
+            "pre": [f.to_json() for f in m.pre_existing],
+            "suppressed": [f.to_json() for f in m.suppressed],
+            "gaps": m.testing_gaps,
+            "risks": m.residual_risks,
+        },
+        sort_keys=True,
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_check_6_merge_is_order_independent(seed: int) -> None:  # check 6
+    reports = _random_reports(seed)
+    expected = _snapshot(reports)
+    for perm in itertools.islice(itertools.permutations(reports), 0, None, 7):
+        assert _snapshot(list(perm)) == expected
+    shuffled = [Report(r.reviewer, list(reversed(r.findings))) for r in reports]
+    assert _snapshot(shuffled) == expected
+
+
+def test_cycle_body_lists_rc_ids() -> None:
+    rep = report(
+        "codex",
+        finding(severity="P1"),
+        finding(severity="P3", signature="style", suggested_fix=None),
+    )
+    body = render_cycle("WP03", 2, ["codex"], rep.findings, "P2", approved=False)
     assert "### RC2-1 [P1] correctness: Loop skips the last item" in body
     assert "- Location: `src/a.py:10`" in body and "- Required fix: use range(n)" in body
     assert "RC2-2 [P3] correctness `src/a.py:10`" in body
     assert "changes requested (cycle 2)" in body
+
+
+def test_cycle_body_lists_invalid_apart() -> None:
+    rep = report(
+        "c",
+        finding(severity="P1", validity="INVALID", validity_evidence="see src/a.py:3"),
+        finding(severity="P1", signature="real"),
+    )
+    merged = merge([rep], round_no=3)
+    body = render_cycle("WP01", 1, ["c"], merged.findings, "P2", approved=False, round_no=3)
+    assert "### RC3-" in body and "## INVALID" in body and "Disproved: see src/a.py:3" in body

@@ -16,9 +16,10 @@ def register(root: click.Group) -> None:
         schedule,
         sprint,
         tasks,
+        team,
     )
 
-    for module in (project, missions, tasks, schedule, actions, review, sprint, demo):
+    for module in (project, missions, tasks, schedule, actions, review, sprint, demo, team):
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)

@@ -23,6 +23,9 @@ def next_text(d: dict[str, Any]) -> str:
         f"progress: {p['approved_or_done']}/{p['total']} approved or done, "
         f"{p['done_percentage']:.0f}% done, {p['weighted_percentage']:.0f}% weighted",
     ]
+    for c in d.get("conflicts", []):
+        lines.append(f"conflict: {c['message']} (line {c['line']}, {c['at']})")
+        lines += [f"  resolve: {cmd}" for cmd in c["commands"]]
     if d["blocked_by"]:
         lines.append("blocked by:")
         lines += [f"  - {b}" for b in d["blocked_by"]]

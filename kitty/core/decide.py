@@ -15,6 +15,7 @@ from typing import Any
 from kitty import SCHEMA
 from kitty.core import lanes
 from kitty.core.clock import humanize_duration
+from kitty.core.conflicts import open_views
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.schedule import chain_weights
 from kitty.core.snapshot import progress, sort_ids
@@ -59,6 +60,8 @@ class Decision:
     mission: str = ""
     lane: str | None = None
     claimed: bool = False
+    #: Open conflicts of this agent's own moves (strict replay), with resolving commands.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +76,7 @@ class Decision:
             "mission": self.mission,
             "lane": self.lane,
             "claimed": self.claimed,
+            "conflicts": self.conflicts,
         }
 
 
@@ -134,6 +138,8 @@ def _work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
 def decide(ctx: Context) -> Decision:
     decision = _decide(ctx)
     decision.mission = ctx.mission
+    if ctx.board.conflicts:
+        decision.conflicts = open_views(ctx.board, ctx.mission, ctx.agent)
     ids = [w for w in sort_ids(ctx.wps)]
     decision.progress = dict(
         progress(ctx.board, ids), total=len(ids), **{k: v for k, v in _counts(ctx, ids).items()}

@@ -43,6 +43,8 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
         details.append("unfinalized")
     if wp.get("stalled"):
         details.append("STALLED")
+    if wp.get("conflicts"):
+        details.append("CONFLICT")
     if wp.get("review_cycles"):
         details.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
     if wp.get("arbiter"):
@@ -118,6 +120,9 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
                 f"Self-review fallback {wp['id']}: {sr.get('approved_by')} approved "
                 f"after {sr.get('intended_reviewer')} failed"
             )
+    for conflict in view.get("conflicts", []):
+        parked.append(f"Conflict {conflict['wp_id']}: {conflict['message']}")
+        parked.append(f"  resolve: {conflict['commands'][0]}")
     for line in parked:
         for piece in textwrap.wrap(line, width, subsequent_indent="  "):
             out.append(paint(piece, "31", colour))

@@ -3,6 +3,18 @@
 `replay` is pure: events in, `Board` out. Ordering follows FORMAT.md: drop
 repeated event ids (first wins), sort by (`at` as a time, `event_id`), then
 fold transitions and annotations in that one order.
+
+Replay is strict, so that merged histories from several clones give the same
+board everywhere: a transition is applied only if its `from_lane` is the lane
+the WP is in at that point, its edge is in the transition table (or it is
+forced), and it is not an approval by the WP's own implementer without the
+self-review fallback. Anything else is kept in the log but not applied; it
+becomes a `Conflict` on the board (the first event in (at, event_id) order
+wins). Two shapes are tolerated because Spec Kitty writes them on one machine:
+a first transition from `planned` with no bootstrap (the WP starts planned),
+and a replica of the transition that brought the WP into its lane (same edge,
+same agent or same instant: a retry or a migration backfill). A repeated
+bootstrap (`genesis -> planned` of a WP that already has a lane) is a no-op.
 """
 
 from __future__ import annotations
@@ -15,7 +27,9 @@ from kitty.core import lanes
 from kitty.core.events import Annotation, Event, LogWarning, Transition, actor_tool
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
-_STRUCTURED_DELTA = frozenset({"subtasks", "note", "release_runtime_claim", "review"})
+_STRUCTURED_DELTA = frozenset(
+    {"subtasks", "note", "release_runtime_claim", "review", "conflicts_resolved"}
+)
 #: Lanes in which a process holds the WP (for_review waits for a reviewer instead).
 HELD = frozenset({lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW})
 #: Annotation keys that describe the process holding a WP.
@@ -35,6 +49,46 @@ class ReviewRecord:
     event_id: str
     cycle: int | None = None  # the rejection number, for changes_requested verdicts
     note: str | None = None
+
+
+@dataclass(slots=True)
+class Conflict:
+    """A transition kept in the log but not applied by replay (see the module doc)."""
+
+    event_id: str
+    wp_id: str
+    line: int
+    at: str
+    agent: str | None
+    machine: str | None
+    from_lane: str
+    to_lane: str
+    lane: str  # the lane the WP was in when the event came up in replay order
+    kind: str  # stale_from_lane | illegal_edge | self_review
+    message: str
+    holder: str | None = None  # who held the WP then (the winner of a race)
+    resolved_by: str | None = None  # event id of the resolution, if any
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "wp_id": self.wp_id,
+            "line": self.line,
+            "at": self.at,
+            "agent": self.agent,
+            "machine": self.machine,
+            "from_lane": self.from_lane,
+            "to_lane": self.to_lane,
+            "lane": self.lane,
+            "kind": self.kind,
+            "message": self.message,
+            "holder": self.holder,
+            "resolved_by": self.resolved_by,
+        }
+
+
+#: Annotation delta key that marks a WP's open conflicts as resolved.
+RESOLVE_KEY = "conflicts_resolved"
 
 
 @dataclass(slots=True)
@@ -60,6 +114,9 @@ class WPState:
     scalars: dict[str, Any] = field(default_factory=dict)
     runtime_claim: dict[str, Any] | None = None
     last_reason: str | None = None
+    #: The last applied transition: (from_lane, agent, at_us, machine), to spot replicas.
+    entry: tuple[str, str | None, int, str | None] | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -69,6 +126,10 @@ class Board:
     last_event_id: str | None = None
     newest_at_us: int | None = None
     warnings: list[LogWarning] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+
+    def open_conflicts(self) -> list[Conflict]:
+        return [c for c in self.conflicts if c.resolved_by is None]
 
     def get(self, wp_id: str) -> WPState:
         state = self.wps.get(wp_id)
@@ -85,12 +146,73 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def event_agent(ev: Transition) -> str | None:
+    """The agent a transition speaks for: `policy_metadata.agent`, else the actor's tool."""
+    policy = as_dict(ev.data.get("policy_metadata"))
+    agent = policy.get("agent")
+    return agent if isinstance(agent, str) and agent else actor_tool(ev.actor)
+
+
+def event_machine(ev: Transition) -> str | None:
+    machine = as_dict(ev.data.get("policy_metadata")).get("machine")
+    return machine if isinstance(machine, str) and machine else None
+
+
+#: `_admit` verdicts besides a conflict kind.
+APPLY, SKIP = "apply", "skip"
+
+
+def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
+    """Decide whether replay applies `ev`: (APPLY|SKIP, "") or (conflict kind, message)."""
+    lane = st.lane or lanes.GENESIS
+    frm = ev.from_lane
+    if lane == lanes.GENESIS and frm == lanes.PLANNED:
+        lane = lanes.PLANNED  # Spec Kitty logs may start without the bootstrap
+    if frm != lane:
+        if frm == lanes.GENESIS and ev.to_lane == lanes.PLANNED:
+            return SKIP, ""  # a repeated bootstrap: finalize is idempotent
+        entry = st.entry
+        if (
+            entry is not None
+            and ev.to_lane == lane
+            and frm == entry[0]
+            and (ev.at_us == entry[2] or (event_agent(ev) == entry[1] and entry[1] is not None))
+            and (event_machine(ev) in (None, entry[3]) or entry[3] is None)
+        ):
+            return SKIP, ""  # a replica of the move that brought the WP here
+        return "stale_from_lane", (
+            f"{ev.wp_id} {frm} -> {ev.to_lane} by {event_agent(ev) or 'unknown'} was not applied: "
+            f"{ev.wp_id} was already {lane}"
+        )
+    if ev.to_lane == lane:
+        return APPLY, ""  # a self-loop (e.g. `doing` -> `in_progress`) changes nothing
+    if not ev.force and ev.to_lane not in lanes.TRANSITIONS.get(lane, frozenset()):
+        return "illegal_edge", (
+            f"{ev.wp_id} {lane} -> {ev.to_lane} is not a legal move without --force "
+            "and was not applied"
+        )
+    if ev.to_lane == lanes.APPROVED:
+        agent = actor_tool(ev.actor) or event_agent(ev)
+        policy = as_dict(ev.data.get("policy_metadata"))
+        if (
+            st.implementer
+            and agent == st.implementer
+            and not isinstance(policy.get("self_review_fallback"), dict)
+        ):
+            return "self_review", (
+                f"{agent} implemented {ev.wp_id} and approved it without the self-review "
+                "fallback; the approval was not applied"
+            )
+    return APPLY, ""
+
+
 def _apply_transition(st: WPState, ev: Transition) -> None:
     data = ev.data
     tool = actor_tool(ev.actor)
     policy = as_dict(data.get("policy_metadata"))
     agent = policy.get("agent") if isinstance(policy.get("agent"), str) else tool
     previous = st.lane
+    st.entry = (ev.from_lane, event_agent(ev), ev.at_us, event_machine(ev))
     st.lane = ev.to_lane
     st.actor = tool
     st.last_transition_at = ev.at
@@ -213,12 +335,44 @@ def extend(board: Board, events: Iterable[Event]) -> Board:
     return board
 
 
+def _resolve(st: WPState, event_id: str) -> None:
+    for conflict in st.conflicts:
+        if conflict.resolved_by is None:
+            conflict.resolved_by = event_id
+
+
 def _fold(board: Board, ordered: list[Transition | Annotation]) -> None:
     for ev in ordered:
         st = board.get(ev.wp_id)
         if isinstance(ev, Transition):
+            verdict, message = _admit(st, ev)
+            if verdict == SKIP:
+                continue
+            if verdict != APPLY:
+                holder = st.reviewer if st.lane == lanes.IN_REVIEW else st.agent
+                conflict = Conflict(
+                    ev.event_id,
+                    ev.wp_id,
+                    ev.line,
+                    ev.at,
+                    event_agent(ev),
+                    event_machine(ev),
+                    ev.from_lane,
+                    ev.to_lane,
+                    st.lane or lanes.GENESIS,
+                    verdict,
+                    message,
+                    holder,
+                )
+                st.conflicts.append(conflict)
+                board.conflicts.append(conflict)
+                continue
+            if ev.force and st.conflicts:
+                _resolve(st, ev.event_id)  # a forced move states the intended lane
             _apply_transition(st, ev)
         else:
+            if ev.delta.get(RESOLVE_KEY) and st.conflicts:
+                _resolve(st, ev.event_id)
             _apply_annotation(st, ev)
         st.last_event_id = ev.event_id
         st.last_activity_us = ev.at_us

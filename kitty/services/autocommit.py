@@ -8,15 +8,20 @@ from kitty.services.workspace import Mission
 
 
 def own_files(mission: Mission, extra: list[Path] | None = None) -> list[str]:
+    """The mission's kitty-written files; status.json only while git still tracks it."""
     root = mission.project.root
     candidates = [
         mission.events_path,
-        mission.status_path,
         mission.dir / "lanes.json",
         mission.dir / "meta.json",
         *(extra or []),
     ]
-    return [str(p.relative_to(root)) for p in candidates if p.exists()]
+    found = [str(p.relative_to(root)) for p in candidates if p.exists()]
+    if mission.status_path.exists():
+        from kitty.adapters.gitcli import GitCli
+
+        found += GitCli(root).tracked([str(mission.status_path.relative_to(root))])
+    return found
 
 
 def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.core.conflicts import open_views
 from kitty.core.snapshot import progress, summary, wp_view
 from kitty.services.workspace import Mission
 
@@ -28,6 +29,9 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     work_packages = [
         wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
     ]
+    conflicts = open_views(board, mission.slug)
+    for wp in work_packages:
+        wp["conflicts"] = sum(1 for c in conflicts if c["wp_id"] == wp["id"])
     if now_us is not None:
         from kitty.services.liveness import mark_stalled
 
@@ -39,4 +43,5 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         "summary": summary(board, ids),
         "progress": progress(board, ids),
         "warnings": mission.warnings(),
+        "conflicts": conflicts,
     }

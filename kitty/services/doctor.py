@@ -6,8 +6,10 @@ from typing import Any
 
 from kitty.adapters import eventlog
 from kitty.adapters.files import atomic_write, dump_json
+from kitty.core.conflicts import open_views
 from kitty.core.snapshot import materialize
 from kitty.errors import KittyError, SpecErrors
+from kitty.services.gitcheck import git_problems
 from kitty.services.workspace import Mission
 
 
@@ -23,6 +25,12 @@ def diagnose(mission: Mission) -> dict[str, Any]:
         problems += [e.message + (f" ({e.hint})" if e.hint else "") for e in exc.errors]
     except KittyError as exc:
         problems.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+    problems += git_problems(mission)
+    for conflict in open_views(mission.board, mission.slug):
+        problems.append(
+            f"{shown}:{conflict['line']}: conflict: {conflict['message']} "
+            f"(resolve: {' | '.join(conflict['commands'])})"
+        )
     unknown = sorted(i for i in mission.board.wps if i not in mission.wps)
     problems += [f"{shown}: {i} has events but no WP file" for i in unknown]
     unfinalized = sorted(i for i in mission.wps if mission.board.lane(i) is None)

@@ -11,6 +11,8 @@ from kitty.adapters.files import atomic_write
 
 ATTRIBUTES_RULE = "kitty-specs/**/status.events.jsonl merge=union"
 IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
+#: Derived from the log on every write, so never tracked: concurrent pulls cannot conflict.
+DERIVED = "kitty-specs/*/status.json"
 IGNORE_HEADER = "# kitty runtime files (never committed)"
 
 
@@ -29,6 +31,17 @@ def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> boo
     return True
 
 
+def _untrack_derived(root: Path) -> list[str]:
+    """`git rm --cached` every tracked status.json; the files stay on disk."""
+    from kitty.adapters.gitcli import GitCli
+
+    git = GitCli(root)
+    tracked = git.tracked([DERIVED])
+    if tracked:
+        git.run("rm", "--cached", "--quiet", "--", *tracked)
+    return tracked
+
+
 def init_project(cwd: Path, agents: list[str] | None) -> dict[str, Any]:
     project = layout.find_project(cwd)
     root = project.root
@@ -37,13 +50,17 @@ def init_project(cwd: Path, agents: list[str] | None) -> dict[str, Any]:
         changed.append(".kittify/config.yaml")
     if _ensure_lines(root / ".gitattributes", None, (ATTRIBUTES_RULE,)):
         changed.append(".gitattributes")
-    if _ensure_lines(root / ".gitignore", IGNORE_HEADER, IGNORES):
+    if _ensure_lines(root / ".gitignore", IGNORE_HEADER, (*IGNORES, DERIVED)):
         changed.append(".gitignore")
+    untracked = _untrack_derived(root)
+    if untracked:
+        changed.append(f"stopped tracking {len(untracked)} status.json (commit the change)")
     project.specs_dir.mkdir(exist_ok=True)
     config = config_adapter.load(project.config_path)
     return {
         "root": str(root),
         "changed": changed,
+        "untracked": untracked,
         "agents": list(config.agents),
         "auto_commit": config.auto_commit,
     }

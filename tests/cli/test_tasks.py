@@ -35,7 +35,15 @@ def test_status_json_contract(repo: Path) -> None:
     make_mission(repo, wps=WPS)
     data = ok(repo, "status", "--json").json()
     assert data["schema"] == 1
-    assert set(data) == {"schema", "mission", "work_packages", "summary", "progress", "warnings"}
+    assert set(data) == {
+        "schema",
+        "mission",
+        "work_packages",
+        "summary",
+        "progress",
+        "warnings",
+        "conflicts",
+    }
     wp1, wp2 = data["work_packages"]
     assert {
         "id",

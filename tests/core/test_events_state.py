@@ -121,6 +121,7 @@ def test_annotations_and_review_cycles() -> None:
         tr("WP01", "genesis", "planned", T0.format(1), "A"),
         tr("WP01", "planned", "claimed", T0.format(2), "B", policy_metadata={"agent": "claude"}),
         ann("WP01", T0.format(3), "C", {"subtasks": {"T001": "done"}, "model": "m1", "note": "n"}),
+        tr("WP01", "claimed", "in_progress", T0.format(3), "C2"),
         tr("WP01", "in_progress", "for_review", T0.format(4), "D"),
         tr("WP01", "for_review", "in_review", T0.format(5), "E", actor={"tool": "codex"}),
         tr(

@@ -1,0 +1,43 @@
+"""Conflicts found by strict replay, as data with the exact commands that resolve them.
+
+A conflict is a transition kept in the log but not applied (see `kitty.core.state`):
+two clones moved the same WP offline, a hand-written edge that the table does not
+allow, or a self-approval. It stays open until someone states the intended lane:
+`kitty resolve` keeps the board as replayed, a forced move sets another lane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kitty.core.state import Board, Conflict
+
+
+def resolve_commands(conflict: Conflict, mission: str) -> list[str]:
+    """Keep the replayed lane (first command) or force the dropped move (second, if any)."""
+    wp = conflict.wp_id
+    keep = (
+        f"kitty resolve {wp} --mission {mission} "
+        f'--note "keep {conflict.lane}: <why the first move wins>"'
+    )
+    commands = [keep]
+    if conflict.kind == "stale_from_lane" and conflict.to_lane != conflict.lane:
+        who = conflict.agent or "NAME"
+        commands.append(
+            f"kitty agent tasks move-task {wp} --mission {mission} --to {conflict.to_lane} "
+            f'--force --agent {who} --note "resolve conflict: <why this move wins>"'
+        )
+    return commands
+
+
+def conflict_view(conflict: Conflict, mission: str) -> dict[str, Any]:
+    return dict(conflict.to_json(), commands=resolve_commands(conflict, mission))
+
+
+def open_views(board: Board, mission: str, agent: str | None = None) -> list[dict[str, Any]]:
+    """Open conflicts (of one agent's moves, when `agent` is given) in replay order."""
+    return [
+        conflict_view(c, mission)
+        for c in board.open_conflicts()
+        if agent is None or c.agent == agent
+    ]

@@ -66,27 +66,35 @@ def next_(
 
 @click.command("lanes")
 @mission_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "mermaid", "dot"]),
+    default="text",
+    show_default=True,
+    help="text: one line per lane; mermaid / dot: the dependency graph as a diagram source.",
+)
 @json_option
 @click.pass_context
-def lanes_cmd(ctx: click.Context, mission: str | None, as_json: bool) -> int:
-    """Show execution lanes, their WPs, parallel groups and the critical path.
+def lanes_cmd(ctx: click.Context, mission: str | None, fmt: str, as_json: bool) -> int:
+    """Show execution lanes, their WPs, parallel groups and the critical path (◆).
 
     \b
-    Example:
+    Examples:
       kitty lanes --mission checkout
+      kitty lanes --format mermaid > lanes.mmd     # paste into a Markdown ```mermaid block
+      kitty lanes --format dot | dot -Tsvg > lanes.svg
     """
+    from kitty.core import pictures
     from kitty.services.schedule import lanes_view
 
     view = lanes_view(open_mission(ctx, mission))
-    lines = []
-    for lane in view["lanes"]:
-        after = f"  after {', '.join(lane['depends_on_lanes'])}" if lane["depends_on_lanes"] else ""
-        wps = ", ".join(f"{w}:{s or '-'}" for w, s in lane["wp_lanes"].items())
-        lines.append(f"group {lane['parallel_group']}  {lane['lane_id']}  {wps}{after}")
-    if view["planning_artifact_wps"]:
-        lines.append("planning artifacts (no lane): " + ", ".join(view["planning_artifact_wps"]))
-    lines.append("critical path: " + (" → ".join(view["critical_path"]) or "-"))
-    emit(view, "\n".join(lines), as_json)
+    render = {
+        "text": pictures.lanes_text,
+        "mermaid": pictures.lanes_mermaid,
+        "dot": pictures.lanes_dot,
+    }[fmt]
+    emit(view, render(view), as_json)
     return 0
 
 

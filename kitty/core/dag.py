@@ -12,6 +12,7 @@ from typing import Any
 
 import networkx as nx
 
+from kitty.core import schedule
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.overlap import group_by_overlap, normalise
 from kitty.errors import DependencyCycle
@@ -49,18 +50,8 @@ def find_cycle(graph: nx.DiGraph) -> list[str] | None:
 
 
 def critical_path(wps: Mapping[str, WorkPackage]) -> list[str]:
-    """The heaviest chain of dependent WPs (weights: `estimate`, default 1)."""
-    graph = build_graph(wps)
-    for node in graph.nodes:
-        graph.nodes[node]["weight"] = wps[node].estimate or 1.0
-    # dag_longest_path weighs edges; put each WP's weight on its outgoing edge via a sink.
-    weighted = nx.DiGraph()
-    for u, v in graph.edges:
-        weighted.add_edge(u, v, weight=graph.nodes[u]["weight"])
-    for node in graph.nodes:
-        weighted.add_edge(node, "__end__", weight=graph.nodes[node]["weight"])
-    path = nx.dag_longest_path(weighted, weight="weight", topo_order=None)
-    return [node for node in path if node != "__end__"]
+    """The heaviest chain of dependent WPs: one definition, shared with the read path."""
+    return schedule.critical_path(wps)
 
 
 def lane_name(index: int) -> str:

@@ -13,6 +13,7 @@ COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Approved", ("approved",)),
     ("Done", ("done",)),
 )
+CRITICAL_MARK = "◆"  # a WP on the critical path (the heaviest chain of dependencies)
 _COLOURS = {"Planned": "37", "In progress": "33", "Review": "35", "Approved": "36", "Done": "32"}
 
 
@@ -36,7 +37,8 @@ def bar(fraction: float, width: int) -> str:
 
 def card(wp: dict[str, Any], width: int) -> list[str]:
     """Two or three lines: id + title, then agent / cycle / waits."""
-    head = clip(f"{wp['id']} {wp['title']}", width)
+    mark = CRITICAL_MARK if wp.get("critical") else ""
+    head = clip(f"{wp['id']}{mark} {wp['title']}", width)
     details = []
     lane = wp.get("lane")
     if lane is None:
@@ -103,6 +105,9 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
     if depth == 0:
         out.append("(no work packages yet: kitty wp add --title ...)")
     parked = []
+    if len(view.get("critical_path") or []) > 1:
+        legend = f"{CRITICAL_MARK} critical path: " + " → ".join(view["critical_path"])
+        out.extend(textwrap.wrap(legend, width, subsequent_indent="  "))
     for lane, label in (("blocked", "Blocked"), ("canceled", "Canceled")):
         items = [w for w in wps if w.get("lane") == lane]
         if items:

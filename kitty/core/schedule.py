@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kitty.core.model import WorkPackage
+from kitty.core.model import WorkPackage, wp_number
 from kitty.core.overlap import group_by_overlap
 
 
@@ -58,3 +58,39 @@ def lane_map(
     for wp_id in order:
         mapping.setdefault(wp_id, f"solo-{wp_id}")  # planning artifacts and new WPs
     return mapping
+
+
+def critical_path(wps: Mapping[str, WorkPackage]) -> list[str]:
+    """The heaviest chain of dependent WPs (weights: `estimate`, default 1).
+
+    Follows `chain_weights` from the heaviest root; ties go to the lowest WP id,
+    so the board, `kitty lanes` and the pictures always mark the same chain.
+    """
+    if not wps:
+        return []
+    weights = chain_weights(wps)
+    dependents: dict[str, list[str]] = {w: [] for w in wps}
+    for wp in wps.values():
+        for dep in wp.dependencies:
+            if dep in wps:
+                dependents[dep].append(wp.wp_id)
+    order = {w: i for i, w in enumerate(sort_key_ids(wps))}
+
+    def best(candidates: list[str]) -> str:
+        return min(candidates, key=lambda w: (-weights[w], order[w]))
+
+    path = [best(list(wps))]
+    seen = set(path)
+    while True:
+        current = path[-1]
+        rest = weights[current] - (wps[current].estimate or 1.0)
+        nxt = [d for d in dependents[current] if d not in seen and abs(weights[d] - rest) < 1e-9]
+        if not nxt:
+            return path
+        path.append(best(nxt))
+        seen.add(path[-1])
+
+
+def sort_key_ids(ids: Any) -> list[str]:
+    """WP ids by number, then text (`WP2` before `WP10`)."""
+    return sorted(ids, key=lambda i: (wp_number(i) if wp_number(i) is not None else 1 << 30, i))

@@ -6,6 +6,7 @@ from typing import Any
 
 from kitty import SCHEMA
 from kitty.core.conflicts import open_views
+from kitty.core.schedule import critical_path
 from kitty.core.snapshot import progress, summary, wp_view
 from kitty.services.workspace import Mission
 
@@ -32,6 +33,10 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     conflicts = open_views(board, mission.slug)
     for wp in work_packages:
         wp["conflicts"] = sum(1 for c in conflicts if c["wp_id"] == wp["id"])
+    path = critical_path(mission.wps)
+    on_path = set(path) if len(path) > 1 else set()  # one lone WP is no chain
+    for wp in work_packages:
+        wp["critical"] = wp["id"] in on_path
     if now_us is not None:
         from kitty.services.liveness import mark_stalled
 
@@ -42,6 +47,7 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         "work_packages": work_packages,
         "summary": summary(board, ids),
         "progress": progress(board, ids),
+        "critical_path": path,
         "warnings": mission.warnings(),
         "conflicts": conflicts,
     }

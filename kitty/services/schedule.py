@@ -84,8 +84,8 @@ def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decid
 
 
 def lanes_view(mission: Mission) -> dict[str, Any]:
-    """lanes.json plus each lane's state and the mission's critical path."""
-    from kitty.core.dag import critical_path
+    """lanes.json plus each lane's state, every WP as a graph node, and the critical path."""
+    from kitty.core.schedule import critical_path
 
     doc = mission.lanes_doc
     if doc is None:
@@ -98,10 +98,25 @@ def lanes_view(mission: Mission) -> dict[str, Any]:
     for lane in doc.get("lanes", []):
         states = {w: board.lane(w) for w in lane.get("wp_ids", [])}
         rows.append(dict(lane, wp_lanes=states))
+    path = critical_path(mission.wps)
+    on_path = set(path)
+    wp_lane = lane_map(doc, mission.wps, mission.all_ids())
+    nodes = [
+        {
+            "id": wp_id,
+            "title": mission.wps[wp_id].title if wp_id in mission.wps else "(no WP file)",
+            "lane": board.lane(wp_id),
+            "dependencies": list(mission.wps[wp_id].dependencies) if wp_id in mission.wps else [],
+            "execution_lane": wp_lane.get(wp_id),
+            "critical": wp_id in on_path,
+        }
+        for wp_id in mission.all_ids()
+    ]
     return {
         "mission": mission.slug,
         "lanes": rows,
+        "nodes": nodes,
         "planning_artifact_wps": doc.get("planning_artifact_wps", []),
-        "critical_path": critical_path(mission.wps) if mission.wps else [],
+        "critical_path": path,
         "computed_at": doc.get("computed_at"),
     }

@@ -41,6 +41,7 @@ def test_status_json_contract(repo: Path) -> None:
         "work_packages",
         "summary",
         "progress",
+        "critical_path",
         "warnings",
         "conflicts",
     }

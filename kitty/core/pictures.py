@@ -1,0 +1,148 @@
+"""The dependency graph as text, Mermaid and Graphviz: pure functions of the lanes view.
+
+The view is what `kitty lanes --json` prints: `lanes` (execution lanes with their
+WPs and lane states), `nodes` (every WP with title, state, dependencies, execution
+lane and whether it is on the critical path) and `critical_path`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
+
+CRITICAL_MARK = "◆"
+_MERMAID_ID = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _nodes(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(n["id"]): n for n in view.get("nodes", [])}
+
+
+def critical_edges(path: Iterable[str]) -> set[tuple[str, str]]:
+    """Consecutive pairs of the critical path as (dependency, dependent) edges."""
+    return set(pairwise(path))
+
+
+def lanes_text(view: dict[str, Any]) -> str:
+    """One line per execution lane; WPs on the critical path carry `◆`."""
+    critical = set(view.get("critical_path", []))
+    lines = []
+    for lane in view["lanes"]:
+        after = f"  after {', '.join(lane['depends_on_lanes'])}" if lane["depends_on_lanes"] else ""
+        wps = ", ".join(
+            f"{w}{CRITICAL_MARK if w in critical else ''}:{s or '-'}"
+            for w, s in lane["wp_lanes"].items()
+        )
+        lines.append(f"group {lane['parallel_group']}  {lane['lane_id']}  {wps}{after}")
+    if view.get("planning_artifact_wps"):
+        lines.append("planning artifacts (no lane): " + ", ".join(view["planning_artifact_wps"]))
+    path = view.get("critical_path") or []
+    lines.append(f"critical path {CRITICAL_MARK}: " + (" → ".join(path) or "-"))
+    return "\n".join(lines)
+
+
+def _mermaid_label(text: str) -> str:
+    # Mermaid reads entity codes inside quoted labels; quotes and angle brackets must go.
+    return (
+        text.replace("&", "#amp;")
+        .replace('"', "#quot;")
+        .replace("<", "#lt;")
+        .replace(">", "#gt;")
+        .replace("\n", " ")
+    )
+
+
+def mermaid_id(text: str) -> str:
+    return "n_" + _MERMAID_ID.sub("_", text)
+
+
+def lanes_mermaid(view: dict[str, Any]) -> str:
+    """A Mermaid flowchart: one subgraph per execution lane, the critical path in red."""
+    nodes = _nodes(view)
+    critical = set(view.get("critical_path", []))
+    crit_edges = critical_edges(view.get("critical_path", []))
+    out = ["flowchart LR"]
+    placed: set[str] = set()
+
+    def node_line(wp_id: str, indent: str) -> str:
+        node = nodes.get(wp_id, {})
+        title = node.get("title") or ""
+        state = node.get("lane") or "unfinalized"
+        mark = f" {CRITICAL_MARK}" if wp_id in critical else ""
+        label = _mermaid_label(f"{wp_id}{mark} {title}".strip()) + f"<br/>{state}"
+        return f'{indent}{mermaid_id(wp_id)}["{label}"]'
+
+    for lane in view["lanes"]:
+        out.append(f'  subgraph {mermaid_id(lane["lane_id"])}["{lane["lane_id"]}"]')
+        for wp_id in lane["wp_ids"]:
+            out.append(node_line(wp_id, "    "))
+            placed.add(wp_id)
+        out.append("  end")
+    for wp_id in nodes:
+        if wp_id not in placed:
+            out.append(node_line(wp_id, "  "))
+    links: list[tuple[str, str]] = []
+    for wp_id, node in nodes.items():
+        for dep in node.get("dependencies", []):
+            if dep in nodes:
+                links.append((dep, wp_id))
+    for dep, wp_id in links:
+        arrow = "==>" if (dep, wp_id) in crit_edges else "-->"
+        out.append(f"  {mermaid_id(dep)} {arrow} {mermaid_id(wp_id)}")
+    out.append("  classDef critical stroke:#d00,stroke-width:3px")
+    if critical:
+        out.append("  class " + ",".join(mermaid_id(w) for w in sorted(critical)) + " critical")
+    styled = [str(i) for i, edge in enumerate(links) if edge in crit_edges]
+    if styled:
+        out.append(f"  linkStyle {','.join(styled)} stroke:#d00,stroke-width:3px")
+    return "\n".join(out) + "\n"
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def _dot_quote(text: str) -> str:
+    return '"' + _dot_escape(text) + '"'
+
+
+def lanes_dot(view: dict[str, Any]) -> str:
+    """A Graphviz digraph: one cluster per execution lane, the critical path bold red."""
+    nodes = _nodes(view)
+    critical = set(view.get("critical_path", []))
+    crit_edges = critical_edges(view.get("critical_path", []))
+    out = [
+        f"digraph {_dot_quote(str(view.get('mission') or 'mission'))} {{",
+        "  rankdir=LR;",
+        '  node [shape=box, style="rounded"];',
+    ]
+    placed: set[str] = set()
+
+    def node_line(wp_id: str, indent: str) -> str:
+        node = nodes.get(wp_id, {})
+        title = node.get("title") or ""
+        state = node.get("lane") or "unfinalized"
+        mark = f" {CRITICAL_MARK}" if wp_id in critical else ""
+        label = '"' + _dot_escape(f"{wp_id}{mark} {title}") + "\\n" + _dot_escape(state) + '"'
+        extra = ', color="#d00000", penwidth=3' if wp_id in critical else ""
+        return f"{indent}{_dot_quote(wp_id)} [label={label}{extra}];"
+
+    for lane in view["lanes"]:
+        out.append(f"  subgraph {_dot_quote('cluster_' + lane['lane_id'])} {{")
+        out.append(f"    label={_dot_quote(lane['lane_id'])};")
+        for wp_id in lane["wp_ids"]:
+            out.append(node_line(wp_id, "    "))
+            placed.add(wp_id)
+        out.append("  }")
+    for wp_id in nodes:
+        if wp_id not in placed:
+            out.append(node_line(wp_id, "  "))
+    for wp_id, node in nodes.items():
+        for dep in node.get("dependencies", []):
+            if dep in nodes:
+                extra = ' [color="#d00000", penwidth=3]' if (dep, wp_id) in crit_edges else ""
+                out.append(f"  {_dot_quote(dep)} -> {_dot_quote(wp_id)}{extra};")
+    out.append("}")
+    return "\n".join(out) + "\n"

@@ -32,7 +32,7 @@ def lanes_text(view: dict[str, Any]) -> str:
     for lane in view["lanes"]:
         after = f"  after {', '.join(lane['depends_on_lanes'])}" if lane["depends_on_lanes"] else ""
         wps = ", ".join(
-            f"{w}{CRITICAL_MARK if w in critical else ''}:{s or '-'}"
+            f"{CRITICAL_MARK if w in critical else ''}{w}:{s or '-'}"
             for w, s in lane["wp_lanes"].items()
         )
         lines.append(f"group {lane['parallel_group']}  {lane['lane_id']}  {wps}{after}")
@@ -70,8 +70,8 @@ def lanes_mermaid(view: dict[str, Any]) -> str:
         node = nodes.get(wp_id, {})
         title = node.get("title") or ""
         state = node.get("lane") or "unfinalized"
-        mark = f" {CRITICAL_MARK}" if wp_id in critical else ""
-        label = _mermaid_label(f"{wp_id}{mark} {title}".strip()) + f"<br/>{state}"
+        mark = f"{CRITICAL_MARK} " if wp_id in critical else ""
+        label = _mermaid_label(f"{mark}{wp_id} {title}".strip()) + f"<br/>{state}"
         return f'{indent}{mermaid_id(wp_id)}["{label}"]'
 
     for lane in view["lanes"]:
@@ -124,8 +124,8 @@ def lanes_dot(view: dict[str, Any]) -> str:
         node = nodes.get(wp_id, {})
         title = node.get("title") or ""
         state = node.get("lane") or "unfinalized"
-        mark = f" {CRITICAL_MARK}" if wp_id in critical else ""
-        label = '"' + _dot_escape(f"{wp_id}{mark} {title}") + "\\n" + _dot_escape(state) + '"'
+        mark = f"{CRITICAL_MARK} " if wp_id in critical else ""
+        label = '"' + _dot_escape(f"{mark}{wp_id} {title}") + "\\n" + _dot_escape(state) + '"'
         extra = ', color="#d00000", penwidth=3' if wp_id in critical else ""
         return f"{indent}{_dot_quote(wp_id)} [label={label}{extra}];"
 

@@ -38,7 +38,7 @@ def bar(fraction: float, width: int) -> str:
 def card(wp: dict[str, Any], width: int) -> list[str]:
     """Two or three lines: id + title, then agent / cycle / waits."""
     mark = CRITICAL_MARK if wp.get("critical") else ""
-    head = clip(f"{wp['id']}{mark} {wp['title']}", width)
+    head = clip(f"{mark}{wp['id']} {wp['title']}", width)
     details = []
     lane = wp.get("lane")
     if lane is None:

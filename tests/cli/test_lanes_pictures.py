@@ -36,7 +36,7 @@ def test_lanes_text_marks_the_critical_path(repo: Path) -> None:
     make_mission(repo, wps=WPS)
     out = ok(repo, "lanes").out
     assert "critical path ◆: WP01 → WP02 → WP03" in out
-    assert "WP01◆:planned" in out and "WP04:planned" in out
+    assert "◆WP01:planned" in out and "WP04:planned" in out
     assert ok(repo, "lanes", "--format", "text").out == out
     view = ok(repo, "lanes", "--json").json()
     assert view["critical_path"] == ["WP01", "WP02", "WP03"]
@@ -70,7 +70,7 @@ def test_lanes_dot_is_a_digraph_with_clusters_and_red_critical_edges(repo: Path)
     assert out.count('subgraph "cluster_lane-') == 4
     assert '"WP01" -> "WP02" [color="#d00000", penwidth=3];' in out
     assert '"WP01" -> "WP05";' in out
-    assert 'label="WP02 ◆ Cart \\"UI\\" <b>\\nplanned"' in out
+    assert 'label="◆ WP02 Cart \\"UI\\" <b>\\nplanned"' in out
     assert out.count("{") == out.count("}")
 
 
@@ -85,7 +85,7 @@ def test_lanes_format_is_validated(repo: Path) -> None:
 def test_status_board_marks_the_critical_path(repo: Path) -> None:
     make_mission(repo, wps=WPS)
     out = ok(repo, "status").out
-    assert "WP01◆" in out and "WP04◆" not in out
+    assert "◆WP01 Cart API" in out and "◆WP04" not in out
     assert "◆ critical path: WP01 → WP02 → WP03" in out
     data = ok(repo, "status", "--json").json()
     assert data["critical_path"] == ["WP01", "WP02", "WP03"]

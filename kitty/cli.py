@@ -89,7 +89,7 @@ class KittyGroup(click.Group):
     "-C",
     "directory",
     metavar="PATH",
-    type=click.Path(file_okay=False),
+    type=click.Path(exists=True, file_okay=False),
     help="Run as if kitty was started in PATH.",
 )
 def cli(directory: str | None) -> None:

@@ -97,3 +97,10 @@ class GitError(KittyError):
 
 class AgentError(KittyError):
     code = "agent_error"
+
+
+class CannotRun(KittyError):
+    """A command to run (keep-awake) could not be started: the shell's 127."""
+
+    exit_code = 127
+    code = "cannot_run"

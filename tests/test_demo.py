@@ -17,6 +17,7 @@ def test_demo_sprint_rejects_once_then_merges(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr
     stream = [json.loads(line) for line in done.stdout.splitlines()]
+    assert all(event["schema"] == 1 for event in stream)
     end = stream[-1]
     assert end["event"] == "end" and end["ok"] and end["merged"]
     rows = {r["wp_id"]: r for r in end["summary"]}

@@ -74,7 +74,10 @@ def prevent_idle_sleep(
     except subprocess.TimeoutExpired:
         code = None
     if code is not None:
-        err = helper.stderr.read().decode(errors="replace").strip() if helper.stderr else ""
+        err = ""
+        if helper.stderr:
+            with helper.stderr:
+                err = helper.stderr.read().decode(errors="replace").strip()
         notice(
             f"keep-awake: {command[0]} exited with {code} ({err[:120] or 'no message'}); "
             "continuing without it"

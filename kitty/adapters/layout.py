@@ -7,6 +7,8 @@ the project root is still the primary checkout: one log for every worktree.
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,8 @@ from pathlib import Path
 from kitty.errors import AmbiguousId, NotARepo, NotFound, UsageError
 
 SPECS = "kitty-specs"
+MISSION_ENV = "KITTY_MISSION"
+_MISSION_BRANCH = "kitty/mission-"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -107,10 +111,58 @@ def list_missions(project: Project) -> list[str]:
     )
 
 
+def _worktree_head(worktree: Path) -> str | None:
+    """The branch checked out in the work tree the command runs in (None when detached)."""
+    dot_git = worktree / ".git"
+    try:
+        gitdir = _read_gitdir_file(dot_git) if dot_git.is_file() else dot_git
+        text = (gitdir / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, NotARepo):
+        return None
+    prefix = "ref: refs/heads/"
+    return text[len(prefix) :] if text.startswith(prefix) else None
+
+
+def _owner(name: str, missions: list[str]) -> str | None:
+    """The mission `name` (`<slug>` or `<slug>-<lane>`) belongs to; the longest slug wins."""
+    owners = [m for m in missions if name == m or name.startswith(m + "-")]
+    return max(owners, key=len) if owners else None
+
+
+def mission_here(project: Project, missions: list[str]) -> str | None:
+    """The mission of the lane worktree (`.worktrees/<mission>-<lane>`) or of the branch
+    (`kitty/mission-<mission>[-<lane>]`) the command runs in."""
+    worktree = project.worktree
+    if worktree != project.root and worktree.parent.name == ".worktrees":
+        found = _owner(worktree.name, missions)
+        if found:
+            return found
+    branch = _worktree_head(worktree)
+    if branch and branch.startswith(_MISSION_BRANCH):
+        return _owner(branch[len(_MISSION_BRANCH) :], missions)
+    return None
+
+
+def _did_you_mean(name: str, missions: list[str]) -> str:
+    """`; did you mean 'checkout-01AB…'?` for a slug (or its name without the id) close to
+    `name`, else ''."""
+    names = {m: m for m in missions}
+    names.update({m.rsplit("-", 1)[0]: m for m in missions if "-" in m})
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    return f"; did you mean {names[close[0]]!r}?" if close else ""
+
+
 def resolve_mission(project: Project, name: str | None) -> str:
-    """A mission by full slug or unambiguous prefix; optional when only one exists."""
+    """A mission by full slug or unambiguous prefix. Without one: $KITTY_MISSION, else the
+    mission of the lane worktree or branch you stand in, else the only mission there is."""
     missions = list_missions(project)
+    source = "--mission"
+    if name is None and os.environ.get(MISSION_ENV):
+        name, source = os.environ[MISSION_ENV], f"${MISSION_ENV}"
     if name is None:
+        here = mission_here(project, missions)
+        if here:
+            return here
         if len(missions) == 1:
             return missions[0]
         if not missions:
@@ -118,7 +170,8 @@ def resolve_mission(project: Project, name: str | None) -> str:
                 "this repository has no missions yet", "create one: kitty mission create NAME"
             )
         raise AmbiguousId(
-            "several missions exist; say which with --mission", "missions: " + ", ".join(missions)
+            f"several missions exist; say which with --mission (or set ${MISSION_ENV})",
+            "missions: " + ", ".join(missions),
         )
     check_name("mission", name)
     if name in missions:
@@ -127,8 +180,11 @@ def resolve_mission(project: Project, name: str | None) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise AmbiguousId(f"mission {name!r} is ambiguous", "candidates: " + ", ".join(matches))
+        raise AmbiguousId(
+            f"mission {name!r} ({source}) is ambiguous", "candidates: " + ", ".join(matches)
+        )
+    guess = _did_you_mean(name, missions)
     raise NotFound(
-        f"no mission named {name!r}",
+        f"no mission named {name!r} ({source}){guess}",
         "missions: " + (", ".join(missions) if missions else "none yet"),
     )

@@ -30,7 +30,8 @@ def mission_option(func: F) -> F:
         "--mission",
         "-m",
         metavar="MISSION",
-        help="Mission slug or unique prefix (optional when there is one).",
+        help="Mission slug or unique prefix (default: $KITTY_MISSION, else the mission of "
+        "the lane worktree/branch you are in, else the only one).",
     )(func)
 
 

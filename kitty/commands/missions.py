@@ -51,16 +51,25 @@ def mission_create(
 @json_option
 @click.pass_context
 def mission_list(ctx: click.Context, as_json: bool) -> int:
-    """List the missions of this repository.
+    """List the missions of this repository; `*` marks the default here.
+
+    Commands without --mission use $KITTY_MISSION, else the mission of the
+    lane worktree or branch you stand in, else the only mission.
 
     \b
     Example:
       kitty mission list --json
     """
-    from kitty.adapters.layout import find_project, list_missions
+    from kitty.services.missions import list_view
 
-    missions = list_missions(find_project(cwd(ctx)))
-    emit({"missions": missions}, "\n".join(missions) or "(no missions)", as_json)
+    view = list_view(cwd(ctx))
+    warn(view["warnings"])
+    text = "\n".join(
+        f"{'*' if m['slug'] == view['default'] else ' '} {m['slug']}  {m['title']}  "
+        f"({m['work_packages']} WPs → {m['target_branch'] or '?'})"
+        for m in view["missions"]
+    )
+    emit(view, text or "(no missions)", as_json)
     return 0
 
 

@@ -17,16 +17,27 @@ def review() -> None:
 
 
 @review.command("schema")
-def schema() -> int:
+@json_option
+def schema(as_json: bool) -> int:
     """Print the JSON schema of a findings file.
 
+    With --json it is wrapped like every other answer:
+    {"schema": 1, "findings_schema": {...}}.
+
     \b
-    Example:
+    Examples:
       kitty review schema > findings.schema.json
+      kitty review schema --json
     """
+    import json
+
     from kitty.core.formats import schema_text
 
-    click.echo(schema_text(), nl=False)
+    text = schema_text()
+    if as_json:
+        emit({"findings_schema": json.loads(text)}, "", True)
+    else:
+        click.echo(text, nl=False)
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kitty import SCHEMA
 from kitty.commands.base import cwd, json_option, mission_option, open_mission, split_csv
 from kitty.output import emit
 
@@ -26,7 +27,7 @@ class SprintView:
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.as_json:
-            click.echo(json.dumps(event, sort_keys=True))
+            click.echo(json.dumps({"schema": SCHEMA, **event}, sort_keys=True))
             return
         kind = event["event"]
         if kind == "dispatch":
@@ -257,24 +258,37 @@ def sprint(
 
 @click.command("keep-awake", context_settings={"ignore_unknown_options": True})
 @click.option("--why", default="kitty keep-awake", show_default=True, help="Reason shown.")
+@json_option
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def keep_awake(why: str, command: tuple[str, ...]) -> int:
+def keep_awake(why: str, as_json: bool, command: tuple[str, ...]) -> int:
     """Run COMMAND while the machine is kept from idle sleep; exit with its code.
 
+    With --json (before the `--`), COMMAND's output goes to stderr and stdout
+    carries one object: {"schema", "command", "exit_code"}.
+
     \b
-    Example:
+    Examples:
       kitty keep-awake -- ./my-sprint.sh --all
+      kitty keep-awake --json -- make test
     """
     import subprocess
 
     from kitty.adapters.awake import prevent_idle_sleep
+    from kitty.errors import CannotRun
+    from kitty.output import error
 
     with prevent_idle_sleep(True, why, lambda msg: click.echo(msg, err=True)):
         try:
-            return subprocess.call(list(command))
+            # With --json the child's stdout joins stderr (fd 2) so stdout stays one object.
+            code = subprocess.call(list(command), stdout=2 if as_json else None)
         except OSError as exc:
-            click.echo(f"error: cannot run {command[0]}: {exc.strerror}", err=True)
-            return 127
+            problem = CannotRun(
+                f"cannot run {command[0]}: {exc.strerror}", "check the command and your PATH"
+            )
+            return error(problem, as_json)
+    if as_json:
+        emit({"command": list(command), "exit_code": code}, "", True)
+    return code
 
 
 @click.command("list")

@@ -7,6 +7,7 @@ carry (a review verdict, an arbiter or self-review record) or raises.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,8 +101,10 @@ def check_move(
 ) -> MoveCheck:
     to_lane = lanes.canonical(req.to_lane)
     if to_lane is None or to_lane == lanes.GENESIS:
+        known = [*lanes.LANES, *lanes.ALIASES]
+        close = difflib.get_close_matches(req.to_lane, known, n=1, cutoff=0.6)
         raise InvalidTransition(
-            f"unknown lane {req.to_lane!r}",
+            f"unknown lane {req.to_lane!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
             "lanes: " + ", ".join(lanes.LANES) + " (doing = in_progress)",
         )
     from_lane = (state.lane if state else None) or lanes.GENESIS

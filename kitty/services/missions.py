@@ -18,6 +18,39 @@ from kitty.services.workspace import Mission
 _SUBTASK = re.compile(r"\bT(\d{3,})\b")
 
 
+def list_view(cwd: Path) -> dict[str, Any]:
+    """Every mission with its title, id, target branch and WP count; which one is the
+    default here (`KITTY_MISSION`, the lane worktree/branch you stand in, or the only one)."""
+    from kitty.adapters import specs
+    from kitty.errors import KittyError
+
+    project = layout.find_project(cwd)
+    slugs = layout.list_missions(project)
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for slug in slugs:
+        folder = project.specs_dir / slug
+        try:
+            meta = specs.load_meta(folder, f"{layout.SPECS}/{slug}")
+        except KittyError as exc:
+            warnings.append(exc.message)
+            meta = {}
+        rows.append(
+            {
+                "slug": slug,
+                "title": meta.get("friendly_name") or slug,
+                "mission_id": meta.get("mission_id") or None,
+                "target_branch": meta.get("target_branch"),
+                "work_packages": len(list(specs.wp_files(folder / "tasks"))),
+            }
+        )
+    try:
+        default: str | None = layout.resolve_mission(project, None)
+    except KittyError:
+        default = None
+    return {"missions": rows, "default": default, "warnings": warnings}
+
+
 def create_mission(
     cwd: Path, name: str, title: str | None, target_branch: str | None
 ) -> dict[str, Any]:

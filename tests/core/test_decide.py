@@ -166,3 +166,17 @@ def test_same_input_same_decision() -> None:
         "progress",
         "mission",
     }
+
+
+def test_fixes_go_oldest_rejection_first_whatever_the_id() -> None:
+    old = rejected("WP02", 1, by="gemini")
+    old.lane_since_us = NOW - 30 * MIN
+    new = rejected("WP01", 1, by="gemini")
+    new.lane_since_us = NOW - 5 * MIN
+    wps = [wp("WP01"), wp("WP02")]
+    d = run(wps, [new, old])  # claude implemented neither: pure age order
+    assert (d.action, d.wp_id) == ("fix", "WP02")
+    queues = decide.work_queues(ctx(wps, [new, old]))
+    assert queues.fixes == ["WP02", "WP01"]
+    old.lane_since_us, new.lane_since_us = new.lane_since_us, old.lane_since_us
+    assert decide.work_queues(ctx(wps, [new, old])).fixes == ["WP01", "WP02"]

@@ -432,3 +432,15 @@ def test_cycle_body_lists_invalid_apart() -> None:
     merged = merge([rep], round_no=3)
     body = render_cycle("WP01", 1, ["c"], merged.findings, "P2", approved=False, round_no=3)
     assert "### RC3-" in body and "## INVALID" in body and "Disproved: see src/a.py:3" in body
+
+
+def test_kind_is_part_of_the_key() -> None:
+    """Same place, same signature, different kind: two findings, not one."""
+    a = report("a", finding(kind="correctness"))
+    b = report("b", finding(kind="security", severity="P3"))
+    merged = merge([a, b]).findings
+    assert sorted((f.kind, f.severity) for f in merged) == [
+        ("correctness", "P2"),
+        ("security", "P3"),
+    ]
+    assert [f.reviewers for f in merged] == [["a"], ["b"]]

@@ -1,0 +1,284 @@
+"""Every guard of the transition table, tested by its refusal (message and hint).
+
+Each test names the guard, shows the request it refuses with the exact words
+the user sees, and the smallest change to the request that passes it, so a
+guard that is removed or loosened fails here and not only in an exit code.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kitty.core import lanes
+from kitty.core.state import ReviewRecord, WPState
+from kitty.core.transitions import (
+    IssueRow,
+    MoveRequest,
+    Policy,
+    arbiter_commands,
+    at_cycle_cap,
+    check_move,
+    issue_blockers,
+)
+from kitty.errors import GuardRefused, InvalidTransition
+
+
+def at(lane: str, implementer: str | None = "claude", **kw: object) -> WPState:
+    st = WPState("WP01", lane=lane, implementer=implementer)
+    for key, value in kw.items():
+        setattr(st, key, value)
+    return st
+
+
+def refused(state: WPState | None, req: MoveRequest, **kw: object) -> GuardRefused:
+    with pytest.raises(GuardRefused) as err:
+        check_move("WP01", state, kw.pop("subtasks", []), req, **kw)  # type: ignore[arg-type]
+    assert err.value.exit_code == 1
+    return err.value
+
+
+def review(verdict: str, n: int) -> ReviewRecord:
+    return ReviewRecord(verdict, "codex", "t", None, None, "planned", f"e{n}", n)
+
+
+def rejected(times: int, lane: str = "planned", **kw: object) -> WPState:
+    reviews = [review("changes_requested", i + 1) for i in range(times)]
+    return at(lane, review_cycles=times, reviews=reviews, **kw)
+
+
+# -- the table itself ----------------------------------------------------------
+
+
+def test_unfinalized_and_final_lanes_say_why() -> None:
+    with pytest.raises(InvalidTransition) as err:
+        check_move("WP01", None, [], MoveRequest("claimed", "claude"))
+    assert err.value.message == "WP01 has no state yet (mission not finalized)"
+    assert err.value.hint == "run `kitty finalize` first"
+    for final in (lanes.DONE, lanes.CANCELED):
+        with pytest.raises(InvalidTransition) as err:
+            check_move("WP01", at(final), [], MoveRequest("planned", "claude"))
+        assert err.value.message == f"WP01 is {final}, which is final"
+    with pytest.raises(InvalidTransition) as err:
+        check_move("WP01", at("planned"), [], MoveRequest("approved", "codex"))
+    assert err.value.message == "WP01 cannot move from planned to approved"
+    assert err.value.hint.startswith("legal targets from planned: ")
+
+
+def test_force_needs_a_non_blank_note_and_an_actor() -> None:
+    err = refused(at("planned"), MoveRequest("done", "lead", force=True, note="   "))
+    assert err.message == "--force on WP01 needs an actor and a note"
+    assert "--agent NAME" in err.hint and '--note "why"' in err.hint
+    assert refused(at("planned"), MoveRequest("done", "", force=True, note="n")).message == (
+        "--force on WP01 needs an actor and a note"
+    )
+
+
+# -- actors --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("from_lane", "to_lane"), [("planned", "claimed"), ("for_review", "in_review")]
+)
+def test_claim_and_review_need_an_actor(from_lane: str, to_lane: str) -> None:
+    err = refused(at(from_lane), MoveRequest(to_lane, None))
+    assert err.message == f"moving WP01 to {to_lane} needs an actor"
+    assert err.hint == "pass --agent NAME (or set KITTY_AGENT)"
+    assert check_move("WP01", at(from_lane), [], MoveRequest(to_lane, "codex")).to_lane == to_lane
+
+
+def test_approval_needs_a_reviewer_identity_even_when_forced() -> None:
+    err = refused(at("in_review"), MoveRequest("approved", None))
+    assert err.message == "approving WP01 needs a reviewer identity"
+    # --force checks the actor first, with its own message
+    err = refused(at("in_review"), MoveRequest("approved", None, force=True, note="n"))
+    assert err.message == "--force on WP01 needs an actor and a note"
+
+
+# -- notes and feedback ----------------------------------------------------------
+
+
+def test_approving_straight_from_in_progress_needs_review_evidence() -> None:
+    err = refused(at("in_progress"), MoveRequest("approved", "codex"))
+    assert err.message == "approving WP01 straight from in_progress needs review evidence"
+    assert err.hint == "pass --note describing the review that was done"
+    check = check_move("WP01", at("in_progress"), [], MoveRequest("approved", "codex", note="ok"))
+    assert (check.to_lane, check.verdict) == ("approved", "approved")
+
+
+@pytest.mark.parametrize("to_lane", [lanes.BLOCKED, lanes.CANCELED])
+def test_leaving_review_for_blocked_or_canceled_needs_a_reason(to_lane: str) -> None:
+    err = refused(at("in_review"), MoveRequest(to_lane, "codex"))
+    assert err.message == f"moving WP01 out of review to {to_lane} needs a reason"
+    assert err.hint == "pass --note explaining the review outcome"
+    check = check_move("WP01", at("in_review"), [], MoveRequest(to_lane, "codex", note="why"))
+    assert (check.to_lane, check.verdict) == (to_lane, None)
+
+
+@pytest.mark.parametrize("to_lane", [lanes.PLANNED, lanes.IN_PROGRESS])
+def test_rejection_to_either_lane_needs_feedback(to_lane: str) -> None:
+    err = refused(at("in_review"), MoveRequest(to_lane, "codex"))
+    assert err.message == "rejecting WP01 needs review feedback"
+    assert err.hint == "pass --review-feedback-file FILE with what must change"
+    check = check_move(
+        "WP01", at("in_review"), [], MoveRequest(to_lane, "codex", has_feedback=True)
+    )
+    assert check.verdict == "changes_requested"
+
+
+def test_verdicts_outside_review() -> None:
+    """Feedback on a non-review move is a rejection; a plain move carries no verdict."""
+    req = MoveRequest("planned", "codex", has_feedback=True)
+    assert check_move("WP01", at("approved"), [], req).verdict == "changes_requested"
+    assert check_move("WP01", at("approved"), [], MoveRequest("planned", "codex")).verdict is None
+    assert check_move("WP01", at("claimed"), [], MoveRequest("in_progress", "x")).verdict is None
+    forced = MoveRequest("done", "lead", force=True, note="n")
+    assert check_move("WP01", at("in_review"), [], forced).verdict == "approved"
+
+
+def test_for_review_lists_every_open_subtask_in_order() -> None:
+    st = at("in_progress", subtasks={"T001": "done", "T002": "in_progress"})
+    err = refused(st, MoveRequest("for_review", "claude"), subtasks=["T003", "T001", "T002"])
+    assert err.message == "WP01 has subtasks not done: T003, T002"
+    assert err.hint == "kitty agent tasks mark-status T003 T002 --status done"
+    done = at("in_progress", subtasks={"T001": "done"})
+    assert check_move("WP01", done, ["T001"], MoveRequest("for_review", "claude"))
+
+
+def test_done_only_by_merge_unless_forced() -> None:
+    err = refused(at("approved"), MoveRequest("done", "codex"))
+    assert err.message == "WP01 reaches done only when its code is merged"
+    assert err.hint == "run `kitty merge`; or --force with --note to override"
+    forced = MoveRequest("done", "lead", force=True, note="merged by hand")
+    assert check_move("WP01", at("approved"), [], forced).to_lane == "done"
+
+
+# -- self-review -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["force", "self_review_fallback", "intended", "reason"])
+def test_self_review_fallback_needs_all_four_parts(missing: str) -> None:
+    parts = {
+        "force": True,
+        "self_review_fallback": True,
+        "intended_reviewer": "codex",
+        "reviewer_failure_reason": "exit 3",
+    }
+    key = {"intended": "intended_reviewer", "reason": "reviewer_failure_reason"}.get(
+        missing, missing
+    )
+    parts[key] = False if key in ("force", "self_review_fallback") else None
+    req = MoveRequest("approved", "claude", note="n", **parts)  # type: ignore[arg-type]
+    err = refused(at("in_review"), req)
+    assert err.message == "claude implemented WP01 and cannot approve it (self-review)"
+    assert "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R" in err.hint
+
+
+def test_self_review_does_not_apply_to_another_reviewer_or_unknown_implementer() -> None:
+    assert (
+        check_move("WP01", at("in_review"), [], MoveRequest("approved", "codex")).self_review
+        is None
+    )
+    anon = at("in_review", implementer=None)
+    assert check_move("WP01", anon, [], MoveRequest("approved", "claude")).to_lane == "approved"
+
+
+# -- the cycle cap -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lane", "to_lane"),
+    [("planned", "claimed"), ("claimed", "in_progress"), ("in_progress", "for_review")],
+)
+def test_cycle_cap_refuses_every_step_towards_review(lane: str, to_lane: str) -> None:
+    st = rejected(3, lane=lane)
+    err = refused(st, MoveRequest(to_lane, "claude"), policy=Policy(max_cycles=3), mission="m")
+    assert err.message == (
+        "WP01 was rejected 3 times (review.max_cycles is 3): it needs an arbiter decision"
+    )
+    assert err.hint == "decide with one of: " + " | ".join(arbiter_commands("WP01", "m"))
+    # one rejection fewer, or a larger cap, and the same move is allowed
+    assert check_move("WP01", rejected(2, lane=lane), [], MoveRequest(to_lane, "claude"))
+    assert check_move("WP01", st, [], MoveRequest(to_lane, "claude"), Policy(max_cycles=4))
+    # --force (the arbiter's own tool) passes
+    forced = MoveRequest(to_lane, "lead", force=True, note="arbiter says go")
+    assert check_move("WP01", st, [], forced).to_lane == to_lane
+
+
+def test_cycle_cap_ends_with_an_approval_or_an_arbiter_decision() -> None:
+    st = rejected(3)
+    assert at_cycle_cap(st, 3) and not at_cycle_cap(st, 4) and not at_cycle_cap(None, 0)
+    st.reviews.append(review("approved", 4))
+    assert not at_cycle_cap(st, 3)
+    decided = rejected(3, arbiter={"decision": "approve"})
+    assert not at_cycle_cap(decided, 3)
+    no_records = at("planned", review_cycles=3)
+    assert not at_cycle_cap(no_records, 3)
+
+
+def test_arbiter_commands_are_exact() -> None:
+    approve, escalate = arbiter_commands("WP04", "shop")
+    assert approve == (
+        "kitty agent tasks move-task WP04 --mission shop --to approved --force "
+        '--note "Arbiter decision: <why the work is acceptable>"'
+    )
+    assert escalate == (
+        "kitty agent tasks move-task WP04 --mission shop --to blocked --force "
+        '--note "Escalated to human: <the disagreement>"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("to_lane", "decision"), [(lanes.APPROVED, "approve"), (lanes.BLOCKED, "escalate")]
+)
+def test_arbiter_decision_is_recorded_at_the_cap(to_lane: str, decision: str) -> None:
+    req = MoveRequest(to_lane, "lead", force=True, note="looked at it")
+    check = check_move("WP01", rejected(3), [], req, Policy(max_cycles=3))
+    assert check.arbiter == {
+        "decision": decision,
+        "note": "looked at it",
+        "by": "lead",
+        "cycles": 3,
+    }
+    # below the cap a forced move is no arbiter decision unless its note says so
+    assert check_move("WP01", rejected(1), [], req).arbiter is None
+    for note in ("Arbiter decision: fine", "Escalated to human: stuck"):
+        said = MoveRequest(to_lane, "lead", force=True, note=note)
+        assert check_move("WP01", rejected(1), [], said).arbiter == {
+            "decision": decision,
+            "note": note,
+            "by": "lead",
+            "cycles": 1,
+        }
+    # a non-forced move never records one
+    plain = MoveRequest(lanes.BLOCKED, "lead", note="Escalated to human: stuck")
+    assert check_move("WP01", at("planned"), [], plain).arbiter is None
+
+
+# -- the issue matrix -------------------------------------------------------------------
+
+
+def test_issue_matrix_rows_by_verdict() -> None:
+    rows = [
+        IssueRow("#1", "fixed"),
+        IssueRow("#2", "verified-already-fixed"),
+        IssueRow("#3", " Deferred-With-Followup "),
+        IssueRow("#4", "in-mission"),
+        IssueRow("#5", ""),
+        IssueRow("#6", "unknown", ("WP02",)),
+    ]
+    assert issue_blockers("WP01", lanes.APPROVED, rows) == ["#5 (empty)"]
+    assert issue_blockers("WP01", lanes.DONE, rows) == ["#4 (in-mission)", "#5 (empty)"]
+    assert issue_blockers("WP02", lanes.APPROVED, rows) == ["#5 (empty)", "#6 (unknown)"]
+    assert issue_blockers("WP01", lanes.FOR_REVIEW, rows) == []
+    err = refused(at("in_review"), MoveRequest("approved", "codex"), policy=Policy(issue_rows=rows))
+    assert err.message == "issue-matrix.json blocks moving WP01 to approved: #5 (empty)"
+    assert err.hint == (
+        "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup, "
+        "in-mission)"
+    )
+    done = MoveRequest("done", "merge", merged=True)
+    err = refused(at("approved"), done, policy=Policy(issue_rows=rows))
+    assert (
+        err.hint
+        == "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup)"
+    )

@@ -91,6 +91,22 @@ class LockBusy(KittyError):
     code = "lock_busy"
 
 
+class AlreadyExists(KittyError):
+    code = "already_exists"
+
+
+class UnsafePath(KittyError):
+    """A path inside the repository redirects outside it (a symlink): refused, nothing written."""
+
+    code = "unsafe_path"
+
+
+class EnvironmentProblem(KittyError):
+    """The file system refused (permissions, a directory where a file belongs, a full disk)."""
+
+    code = "environment"
+
+
 class GitError(KittyError):
     code = "git_error"
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters.files import atomic_write
-from kitty.core.state import as_dict
+from kitty.adapters.files import atomic_write, read_text
 from kitty.errors import SpecError
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
@@ -26,9 +25,8 @@ class Config:
 def _load_yaml(path: Path, display: str) -> dict[str, Any]:
     import yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = read_text(path, display)
+    if text is None:
         return {}
     try:
         data = yaml.safe_load(text)
@@ -47,14 +45,39 @@ def _load_yaml(path: Path, display: str) -> dict[str, Any]:
     return data
 
 
-def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
-    raw = _load_yaml(path, display)
-    agents = as_dict(raw.get("agents"))
-    review = as_dict(raw.get("review"))
-    available = agents.get("available") or []
-    if not isinstance(available, list):
+def _section(raw: dict[str, Any], key: str, display: str) -> dict[str, Any]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
         raise SpecError(
-            display, None, "agents.available must be a list", "write it as [claude, codex]"
+            display, None, f"{key} must be a mapping", f"write it as '{key}:' and indented keys"
+        )
+    return value
+
+
+def _boolean(section: dict[str, Any], key: str, default: bool, display: str) -> bool:
+    """A YAML boolean only: the quoted string 'false' is truthy in Python, never here."""
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise SpecError(
+            display,
+            None,
+            f"agents.{key} must be true or false (a YAML boolean), not {value!r}",
+            f"write it without quotes, e.g. `{key}: false`",
+        )
+    return value
+
+
+def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
+    """Read and type-check the config; a bad value is a SpecError naming file, key and fix."""
+    raw = _load_yaml(path, display)
+    agents = _section(raw, "agents", display)
+    review = _section(raw, "review", display)
+    available = agents.get("available") or []
+    if not isinstance(available, list) or not all(isinstance(a, str) for a in available):
+        raise SpecError(
+            display, None, "agents.available must be a list of names", "write it as [claude, codex]"
         )
     max_cycles = review.get("max_cycles", 3)
     if not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1:
@@ -73,9 +96,13 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             "for example: review: {block_at: P2}",
         )
     identity = raw.get("identity")
+    if identity is not None and not isinstance(identity, str):
+        raise SpecError(
+            display, None, "identity must be a name (a string)", "for example: identity: claude"
+        )
     return Config(
-        agents=tuple(str(a) for a in available),
-        auto_commit=bool(agents.get("auto_commit", False)),
+        agents=tuple(available),
+        auto_commit=_boolean(agents, "auto_commit", False, display),
         max_cycles=max_cycles,
         block_at=block_at,
         identity=str(identity) if identity else None,

@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import math
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters import contain
 from kitty.core.events import ParsedLog, parse_lines, serialize
-from kitty.errors import LockBusy
+from kitty.errors import EnvironmentProblem, LockBusy, UsageError
 
 LOCK_TIMEOUT_ENV = "KITTY_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 15.0
 
 
 def read(path: Path) -> ParsedLog:
-    """Parse the log; a missing file is an empty log. Never raises on bad lines."""
+    """Parse the log; a missing file is an empty log. Never raises on bad lines.
+
+    A symlinked log (or directory above it, inside the repository) raises UnsafePath;
+    a log that is a directory or unreadable raises EnvironmentProblem.
+    """
     try:
-        data = path.read_bytes()
+        data = contain.read_bytes(path)
     except FileNotFoundError:
         return ParsedLog()
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot read the event log {path}: {exc.strerror or exc}",
+            "it must be a readable regular file; restore it with `git checkout -- <path>`",
+        ) from None
     text = data.decode("utf-8", errors="replace")
     unterminated = bool(text) and not text.endswith("\n")
     lines = text.split("\n")
@@ -31,10 +43,19 @@ def read(path: Path) -> ParsedLog:
 
 
 def lock_timeout() -> float:
-    try:
-        return float(os.environ.get(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT))
-    except ValueError:
+    raw = os.environ.get(LOCK_TIMEOUT_ENV)
+    if raw is None or not raw.strip():
         return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(
+            f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds",
+            f"set it to a finite number ≥ 0 (e.g. {LOCK_TIMEOUT_ENV}=15) or unset it",
+        )
+    return value
 
 
 @contextmanager
@@ -42,8 +63,16 @@ def locked(lock_path: Path, what: str, timeout: float | None = None) -> Iterator
     """Hold the inter-process lock (finite timeout; LockBusy -> exit 75)."""
     from filelock import FileLock, Timeout
 
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_path), timeout=lock_timeout() if timeout is None else timeout)
+    wait = lock_timeout() if timeout is None else timeout
+    contain.check(lock_path)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot create the lock directory {lock_path.parent}: {exc.strerror or exc}",
+            "it must be a writable directory; if a file is in the way, move it aside",
+        ) from None
+    lock = FileLock(str(lock_path), timeout=wait)
     try:
         lock.acquire()
     except Timeout:
@@ -51,30 +80,73 @@ def locked(lock_path: Path, what: str, timeout: float | None = None) -> Iterator
             f"{what} is locked by another kitty process ({lock_path})",
             "retry in a moment; if no kitty is running, the lock frees itself",
         ) from None
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot take the lock {lock_path}: {exc.strerror or exc}",
+            "the git directory must be writable by you",
+        ) from None
     try:
         yield
     finally:
         lock.release()
 
 
+def check_appendable(path: Path) -> None:
+    """Refuse before anything is written: the log must be a writable regular file (or absent
+    in a writable directory), reached without symlinks."""
+    contain.check(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        folder = path.parent
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise EnvironmentProblem(
+                f"cannot create the event log: {folder} is not writable",
+                "make the mission directory writable (chmod u+w) and run the command again",
+            ) from None
+        return
+    if stat.S_ISLNK(info.st_mode):
+        contain.check_final(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise EnvironmentProblem(
+            f"the event log {path} is not a regular file",
+            "move it aside and restore the log with `git checkout -- <path>`",
+        )
+    if not os.access(path, os.W_OK):
+        raise EnvironmentProblem(
+            f"the event log {path} is read-only",
+            "make it writable (chmod u+w) and run the command again; nothing was written",
+        )
+
+
 def append(path: Path, records: list[dict[str, Any]]) -> None:
     """Append one line per record, then flush and fsync. Call only under `locked`.
 
-    If the file ends without a newline (a torn write), a newline is written first
-    so the fragment stays a single skipped line instead of corrupting ours.
+    Opened with O_NOFOLLOW (after `contain.check` of the directories above), so a
+    symlinked log is refused, never written through. If the file ends without a
+    newline (a torn write), a newline is written first so the fragment stays a
+    single skipped line instead of corrupting ours.
     """
     if not records:
         return
     payload = "".join(serialize(r) for r in records).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    check_appendable(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            path, os.O_RDWR | os.O_CREAT | os.O_APPEND | contain.NOFOLLOW | contain.CLOEXEC, 0o666
+        )
+    except OSError as exc:
+        if os.path.islink(path):
+            contain.check_final(path)
+        raise EnvironmentProblem(
+            f"cannot append to the event log {path}: {exc.strerror or exc}",
+            "check the file's permissions; nothing was written",
+        ) from None
     try:
         size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as handle:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    payload = b"\n" + payload
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            payload = b"\n" + payload
         written = 0
         while written < len(payload):
             written += os.write(fd, payload[written:])

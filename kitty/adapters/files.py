@@ -8,21 +8,76 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kitty.errors import SpecError
+from kitty.adapters import contain
+from kitty.errors import EnvironmentProblem, SpecError
+
+_UMASK: list[int] = []
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file + fsync + os.replace: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def umask() -> int:
+    """The process umask (read once; os.umask can only be read by setting it)."""
+    if not _UMASK:
+        current = os.umask(0o022)
+        os.umask(current)
+        _UMASK.append(current)
+    return _UMASK[0]
+
+
+def new_file_mode() -> int:
+    """The mode `open()` would give a new file: 0o666 minus the umask."""
+    return 0o666 & ~umask()
+
+
+def check_writable(path: Path) -> None:
+    """Refuse before writing: no symlink on the way, a regular file (or nothing) at `path`,
+    a writable directory. Raises UnsafePath or EnvironmentProblem; writes nothing."""
+    contain.check(path)
+    if path.is_symlink():
+        contain.check_final(path)
+    if path.exists() and not path.is_file():
+        raise EnvironmentProblem(
+            f"{path} is not a regular file",
+            "move it aside; kitty writes this file itself (`kitty rebuild` recreates it)",
+        )
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not os.access(folder, os.W_OK):
+        raise EnvironmentProblem(
+            f"cannot write {path}: {folder} is not writable",
+            "make the directory writable (chmod u+w) and run the command again",
+        )
+
+
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Write `text` to `path` via a temp file + fsync + os.replace: never half-written.
+
+    Refuses (UnsafePath) when a directory on the way inside the repository is a
+    symlink; the new file gets the umask's mode, like any file a tool creates.
+    """
+    check_writable(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise EnvironmentProblem(
+            f"cannot write {path}: {exc.strerror or exc}",
+            "check the directory's permissions and free space",
+        ) from None
+    try:
+        os.fchmod(fd, new_file_mode())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise EnvironmentProblem(
+                f"cannot write {path}: {exc.strerror or exc}",
+                "check the directory's permissions and free space",
+            ) from None
         raise
 
 
@@ -30,10 +85,28 @@ def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def read_json(path: Path, display: str) -> Any:
+def read_text(path: Path, display: str) -> str | None:
+    """A mission file's text (None when absent); symlinks refused, other failures explained."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = contain.read_bytes(path)
     except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SpecError(
+            display,
+            None,
+            f"cannot read: {exc.strerror or exc}",
+            "it must be a readable regular file; restore it from git",
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(display, None, "not UTF-8 text", "re-save it as UTF-8") from None
+
+
+def read_json(path: Path, display: str) -> Any:
+    text = read_text(path, display)
+    if text is None:
         return None
     try:
         return json.loads(text)

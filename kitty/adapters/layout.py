@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kitty.adapters import contain
 from kitty.errors import AmbiguousId, NotARepo, NotFound, UsageError
 
 SPECS = "kitty-specs"
@@ -73,6 +74,7 @@ def find_project(start: Path) -> Project:
         if commondir_file.is_file():
             common = (gitdir / commondir_file.read_text(encoding="utf-8").strip()).resolve()
         root = common.parent if common.name == ".git" else folder
+        contain.trust(root, common, folder)
         return Project(root=root, git_common_dir=common, worktree=folder)
     raise NotARepo(
         f"not inside a git repository: {start}", "run `git init` first, or cd into your project"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters.files import read_json
+from kitty.adapters.files import read_json, read_text
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.transitions import IssueRow
 from kitty.core.wpfile import parse_wp
@@ -33,11 +33,8 @@ def load_wps(mission_dir: Path, rel_prefix: str) -> SpecSet:
     for file in wp_files(mission_dir / "tasks"):
         display = f"{rel_prefix}/tasks/{file.name}"
         try:
-            text = file.read_text(encoding="utf-8")
+            text = read_text(file, display) or ""
             wp = parse_wp(display, file.name, text)
-        except UnicodeDecodeError:
-            result.errors.append(SpecError(display, None, "not UTF-8 text", "re-save it as UTF-8"))
-            continue
         except SpecError as exc:
             result.errors.append(exc)
             continue
@@ -61,13 +58,53 @@ def _align_dependency_ids(result: SpecSet) -> None:
                 result.wps[wp.wp_id] = wp
 
 
+#: meta.json keys kitty reads, and what each must be.
+_META_STRINGS = (
+    "mission_id",
+    "mission_slug",
+    "slug",
+    "friendly_name",
+    "target_branch",
+    "created_at",
+    "accepted_at",
+    "mission_type",
+    "vcs",
+)
+_ULID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
 def load_meta(mission_dir: Path, display: str) -> dict[str, Any]:
-    meta = read_json(mission_dir / "meta.json", f"{display}/meta.json")
+    """meta.json, type-checked: every key kitty copies into events or git commands is a
+    plain string (a `mission_id` of `$(touch x)` or a branch `--upload-pack=…` is refused)."""
+    shown = f"{display}/meta.json"
+    meta = read_json(mission_dir / "meta.json", shown)
     if meta is None:
         return {}
     if not isinstance(meta, dict):
+        raise SpecError(shown, 1, "meta.json is not an object", "restore it from git")
+    for key in _META_STRINGS:
+        value = meta.get(key)
+        if value is not None and not isinstance(value, str):
+            raise SpecError(
+                shown, None, f"{key} must be a string, not {value!r}", "restore it from git"
+            )
+    mission_id = meta.get("mission_id")
+    if mission_id and not set(mission_id.upper()) <= _ULID_CHARS:
         raise SpecError(
-            f"{display}/meta.json", 1, "meta.json is not an object", "restore it from git"
+            shown,
+            None,
+            f"mission_id {mission_id!r} is not a ULID",
+            "restore meta.json from git; mission ids are 26 letters and digits",
+        )
+    branch = meta.get("target_branch")
+    if branch is not None and (
+        not branch or branch.startswith("-") or any(c.isspace() or c in "~^:?*[\\" for c in branch)
+    ):
+        raise SpecError(
+            shown,
+            None,
+            f"target_branch {branch!r} is not a branch name",
+            'write the branch to merge into, e.g. "target_branch": "main"',
         )
     return meta
 

@@ -38,28 +38,48 @@ def init(ctx: click.Context, agents: str | None, as_json: bool) -> int:
 
 @click.command()
 @mission_option
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair what is safe: quarantine corrupt log lines, regenerate status.json.",
+)
 @json_option
 @click.pass_context
-def doctor(ctx: click.Context, mission: str | None, as_json: bool) -> int:
-    """Check a mission's WP files and status log; exit 1 if anything is wrong.
+def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) -> int:
+    """Check a mission's files, status log, config and links; exit 1 if anything is wrong.
 
-    Reads only. Lists every problem as `file:line: what` with a hint, and warns
-    (without failing) when the `kitty` first on PATH is not this program, e.g. the
-    kitty terminal emulator.
+    Without --fix it reads only and lists every problem as `file:line: what`
+    with a hint; symlinks inside the repository are reported as `security:`.
+    It warns (without failing) when the `kitty` first on PATH is not this
+    program, e.g. the kitty terminal emulator.
+    With --fix it first moves corrupt or torn log lines to
+    status.events.jsonl.quarantine (never deleting them; a marker line takes
+    their place), rewrites status.json, prints what it did, then checks again.
 
     \b
-    Example:
+    Examples:
       kitty doctor --mission checkout
+      kitty doctor --fix
     """
     from kitty.adapters.install import path_warnings
     from kitty.output import warn
-    from kitty.services.doctor import diagnose
+    from kitty.services.doctor import diagnose, repair
 
-    result = diagnose(open_mission(ctx, mission))
+    opened = open_mission(ctx, mission)
+    repaired = repair(opened) if fix else None
+    if repaired is not None:
+        opened = open_mission(ctx, opened.slug)
+    result = diagnose(opened)
     result["warnings"] = path_warnings()
     warn(result["warnings"])
-    text = "\n".join(result["problems"]) or f"{result['mission']}: no problems found"
-    emit(result, text, as_json)
+    lines = []
+    if repaired is not None:
+        result["fixed"] = repaired["actions"]
+        lines += [f"fixed: {action}" for action in repaired["actions"]]
+        if repaired["refused"]:
+            lines.append("not repaired: remove the symbolic links first (see below)")
+    lines += result["problems"] or [f"{result['mission']}: no problems found"]
+    emit(result, "\n".join(lines), as_json)
     return 1 if result["problems"] else 0
 
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
+_MAX_US = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // _US
+_MIN_US = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // _US
+
+#: How far ahead of the local clock an event may be dated and still count for the
+#: hybrid clock: 24 hours covers any real clock skew and time zone mistake between
+#: machines. Anything later is implausible (a typo, a broken clock, a hostile edit):
+#: it never pushes new events' timestamps, and `kitty doctor` reports it.
+FUTURE_BOUND_US = 24 * 3600 * 1_000_000
 
 
 def parse_at(text: str) -> int:
@@ -16,22 +25,34 @@ def parse_at(text: str) -> int:
     if not isinstance(text, str):
         raise ValueError(f"not a timestamp: {text!r}")
     dt = datetime.fromisoformat(text)
-    if dt.tzinfo is None:
+    if dt.utcoffset() is None:
         dt = dt.replace(tzinfo=UTC)
     delta = dt - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def format_at(us: int) -> str:
-    """Microseconds since the epoch -> `2026-11-29T22:19:56.764854+00:00`."""
-    seconds, micro = divmod(us, 1_000_000)
-    dt = datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=micro)
+    """Microseconds since the epoch -> `2026-11-29T22:19:56.764854+00:00`.
+
+    Never raises: values beyond what a datetime can hold are clamped to its range.
+    """
+    us = min(max(us, _MIN_US), _MAX_US)
+    dt = _EPOCH + timedelta(microseconds=us)
     return dt.isoformat(timespec="microseconds")
 
 
+def is_implausible(at_us: int, now_us: int) -> bool:
+    """True for a timestamp more than FUTURE_BOUND_US ahead of the local clock."""
+    return at_us > now_us + FUTURE_BOUND_US
+
+
 def hybrid_at(now_us: int, newest_us: int | None) -> int:
-    """The hybrid logical clock of FORMAT.md: never earlier than anything already logged."""
-    if newest_us is None:
+    """The hybrid logical clock of FORMAT.md: never earlier than anything already logged.
+
+    `newest_us` beyond the plausible bound is ignored (the caller passes the newest
+    *plausible* timestamp); an implausible one can never drag the clock years ahead.
+    """
+    if newest_us is None or is_implausible(newest_us, now_us):
         return now_us
     return max(now_us, newest_us + 1)
 

@@ -37,7 +37,7 @@ class Transition:
 
     @property
     def force(self) -> bool:
-        return bool(self.data.get("force"))
+        return self.data.get("force") is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,8 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
         missing = _missing(data, ANNOTATION_REQUIRED)
         if missing:
             return LogWarning(line, f"annotation missing {', '.join(missing)}")
+        if not _is_wp_id(data["wp_id"]):
+            return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
         if not isinstance(data["delta"], dict):
             return LogWarning(line, "annotation delta is not an object")
         try:
@@ -129,6 +131,8 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
     missing = _missing(data, TRANSITION_REQUIRED)
     if missing:
         return LogWarning(line, f"lane transition missing {', '.join(missing)}")
+    if not _is_wp_id(data["wp_id"]):
+        return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
     to_lane = lanes.canonical(str(data["to_lane"]))
     if to_lane is None or to_lane == lanes.GENESIS:
         return LogWarning(line, f"unknown to_lane {data['to_lane']!r}")
@@ -176,3 +180,66 @@ def parse_lines(lines: Iterable[str], *, unterminated: bool = False) -> ParsedLo
 def serialize(record: dict[str, Any]) -> str:
     """One log line: keys sorted, newline-terminated, the same style as Spec Kitty."""
     return json.dumps(record, sort_keys=True) + "\n"
+
+
+_OPTIONAL_STR = ("reason", "review_ref", "mission_id", "mission_slug", "execution_mode")
+_OPTIONAL_OBJECT = ("policy_metadata", "review_result", "evidence")
+
+
+def _is_wp_id(value: Any) -> bool:
+    return isinstance(value, str) and value[:2] == "WP" and value[2:].isdigit()
+
+
+def field_problems(data: dict[str, Any]) -> list[str]:
+    """Type problems of one decoded lane transition or annotation (doctor's strict view).
+
+    Readers tolerate what they can; this names every key whose type is wrong, so
+    `kitty doctor` can say exactly what to fix. Lifecycle and other records are free-form.
+    """
+    if "event_type" in data or "type" in data:
+        return []
+    kind = data.get("kind")
+    if kind is not None and kind != "annotation":
+        return []
+    problems: list[str] = []
+    for key in ("event_id", "at"):
+        if key in data and not isinstance(data[key], str):
+            problems.append(f"{key} must be a string, not {_type(data[key])}")
+    if "wp_id" in data and not _is_wp_id(data["wp_id"]):
+        problems.append(f"wp_id must be a string like 'WP01', not {data['wp_id']!r}")
+    at = data.get("at")
+    if isinstance(at, str):
+        try:
+            from datetime import datetime
+
+            if datetime.fromisoformat(at).utcoffset() is None:
+                problems.append(f"at {at!r} has no time zone (write it as …+00:00)")
+        except ValueError:
+            pass  # the parser already reports a bad timestamp
+    actor = data.get("actor")
+    if actor is not None and not isinstance(actor, str | dict):
+        problems.append(f"actor must be a string or an object, not {_type(actor)}")
+    if kind == "annotation":
+        return problems
+    for key in ("from_lane", "to_lane"):
+        if key in data and not isinstance(data[key], str):
+            problems.append(f"{key} must be a string, not {_type(data[key])}")
+    if isinstance(data.get("from_lane"), str):
+        lane = data["from_lane"]
+        if lane != lanes.GENESIS and lanes.canonical(lane) is None:
+            problems.append(f"unknown from_lane {lane!r}")
+    if "force" in data and not isinstance(data["force"], bool):
+        problems.append(f"force must be true or false, not {data['force']!r}")
+    for key in _OPTIONAL_STR:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            problems.append(f"{key} must be a string or null, not {_type(data[key])}")
+    for key in _OPTIONAL_OBJECT:
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            problems.append(f"{key} must be an object or null, not {_type(data[key])}")
+    return problems
+
+
+def _type(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
+        type(value), "a list" if isinstance(value, list) else "an object" if value else "null"
+    )

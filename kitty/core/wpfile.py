@@ -168,3 +168,37 @@ def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
         body=body,
         key_lines=lines,
     )
+
+
+_BREAKS = frozenset("\n\r\x85\u2028\u2029")
+
+
+class _FrontDumper(yaml.SafeDumper):
+    """Free text (titles, notes) in double quotes with escapes whenever it has a line
+    break or edge spaces, so no value can end the front matter early or change shape."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if value != value.strip() or not _BREAKS.isdisjoint(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontDumper.add_representer(str, _represent_str)
+
+
+def dump_front_matter(front: dict[str, Any], *, sort_keys: bool = False) -> str:
+    """`---\\n<yaml>---\\n`: the one way kitty writes front matter (reads back as `front`)."""
+    text = yaml.dump(
+        front,
+        Dumper=_FrontDumper,
+        sort_keys=sort_keys,
+        allow_unicode=True,
+        width=1 << 30,
+        default_flow_style=False,
+    )
+    return "---\n" + text + "---\n"
+
+
+def one_line(text: str) -> str:
+    """Free text for a Markdown heading: every line break becomes a space."""
+    return " ".join("".join(" " if c in _BREAKS else c for c in text).split())

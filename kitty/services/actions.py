@@ -98,8 +98,8 @@ def _feedback(mission: Mission, st: WPState | None) -> tuple[str | None, str | N
         if review.reference and review.reference.startswith("review-cycle://"):
             stem_file = review.reference.split("/", 3)[-1]
             path = mission.dir / "tasks" / stem_file
-        if path and path.is_file():
-            text = path.read_text(encoding="utf-8")
+        text = mission.read_inside(path) if path else None
+        if text is not None:
             body = (
                 text.split("---", 2)[2]
                 if text.startswith("---") and text.count("---") >= 2

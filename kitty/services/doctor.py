@@ -1,30 +1,112 @@
-"""`kitty doctor` (read-only checks) and `kitty rebuild` (re-derive status.json)."""
+"""`kitty doctor` (checks, and `--fix` repairs) and `kitty rebuild` (re-derive status.json).
+
+doctor sees what the readers see: everything a command would refuse (a symlink,
+a config or meta.json of the wrong type, an unreadable log) is a problem here,
+plus the strict per-key type checks readers are lenient about. `--fix` repairs
+only what is safe to repair: corrupt or torn log lines move to a quarantine file
+beside the log (never deleted) and are replaced by a marker event in place, and
+status.json is regenerated. Everything else is reported with what to do.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
-from kitty.adapters import eventlog
+from kitty.adapters import config as config_adapter
+from kitty.adapters import contain, eventlog
 from kitty.adapters.files import atomic_write, dump_json
+from kitty.core.clock import FUTURE_BOUND_US, format_at, is_implausible, ulid
 from kitty.core.conflicts import open_views
+from kitty.core.events import Annotation, Transition, field_problems, serialize
 from kitty.core.snapshot import materialize
 from kitty.errors import KittyError, SpecErrors
 from kitty.services.gitcheck import git_problems
 from kitty.services.workspace import Mission
 
+QUARANTINE_SUFFIX = ".quarantine"
+#: The `event_type` of the line that takes a quarantined line's place.
+QUARANTINE_EVENT = "KittyLineQuarantined"
 
-def diagnose(mission: Mission) -> dict[str, Any]:
-    problems: list[str] = []
+
+def _render(exc: KittyError) -> str:
+    return exc.message + (f" ({exc.hint})" if exc.hint else "")
+
+
+def security_problems(mission: Mission) -> list[str]:
+    """Every symlink among the files kitty reads or writes for this mission."""
+    project = mission.project
+    found: list[str] = []
+    tops = [project.kittify, project.config_path, project.specs_dir, mission.dir]
+    tops.append(project.git_common_dir / "kitty")
+    for path in tops:
+        problem = contain.symlink_problem(path)
+        if problem and problem not in found:
+            found.append(problem)
+    if not found and mission.dir.is_dir():
+        for folder, dirs, files in os.walk(mission.dir):
+            for name in sorted(dirs + files):
+                full = Path(folder, name)
+                if full.is_symlink():
+                    found.append(f"{full} is a symbolic link (to {os.readlink(full)})")
+    lock_dir = project.git_common_dir / "kitty"
+    if lock_dir.exists() and not lock_dir.is_dir() and not lock_dir.is_symlink():
+        found.append(f"{lock_dir} is not a directory (kitty keeps its locks there)")
+    return [
+        f"security: {p}; kitty refuses to read or write through it "
+        "(replace it with a real file or directory, e.g. `git rm` the link)"
+        for p in found
+    ]
+
+
+def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
+    problems = security_problems(mission)
+    result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}
+    if problems:
+        return result  # every read below would refuse; fix the links first
+    for load in (
+        lambda: config_adapter.load(mission.project.config_path),
+        lambda: mission.meta,
+        lambda: mission.lanes_doc,
+        mission.policy,
+    ):
+        try:
+            load()
+        except KittyError as exc:
+            problems.append(_render(exc))
     shown = f"{mission.display}/status.events.jsonl"
-    problems += [w.render(shown) for w in mission.log.warnings + mission.board.warnings]
+    try:
+        log = mission.log
+    except KittyError as exc:
+        problems.append(_render(exc))
+        return result
+    corrupt = [w for w in log.warnings if w.message in _CORRUPT]
+    result["fixable"] = len(corrupt)
+    problems += [
+        w.render(shown) + (" — `kitty doctor --fix` quarantines it" if w in corrupt else "")
+        for w in log.warnings
+    ]
+    problems += [w.render(shown) for w in mission.board.warnings]
+    now = eventlog.now_us() if now_us is None else now_us
+    for event in log.events:
+        problems += [f"{shown}:{event.line}: {p}" for p in field_problems(event.data)]
+        if isinstance(event, Transition | Annotation) and is_implausible(event.at_us, now):
+            problems.append(
+                f"{shown}:{event.line}: at {event.at} is more than "
+                f"{FUTURE_BOUND_US // 3_600_000_000} hours ahead of this machine's clock "
+                "(kitty never dates new events after it; if it is a mistake, correct the "
+                "line's `at` by hand)"
+            )
     try:
         from kitty.services.missions import validate
 
         validate(mission)
     except SpecErrors as exc:
-        problems += [e.message + (f" ({e.hint})" if e.hint else "") for e in exc.errors]
+        problems += [_render(e) for e in exc.errors]
     except KittyError as exc:
-        problems.append(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        problems.append(_render(exc))
     problems += git_problems(mission)
     for conflict in open_views(mission.board, mission.slug):
         problems.append(
@@ -39,7 +121,75 @@ def diagnose(mission: Mission) -> dict[str, Any]:
             f"{mission.display}: {', '.join(unfinalized)} not finalized "
             f"(run `kitty finalize --mission {mission.slug}`)"
         )
-    return {"mission": mission.slug, "problems": problems}
+    return result
+
+
+#: Parser warnings for lines that are not a JSON object at all: safe to quarantine.
+_CORRUPT = frozenset({"not valid JSON", "torn last line (write interrupted)", "not a JSON object"})
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def repair(mission: Mission) -> dict[str, Any]:
+    """`kitty doctor --fix`: quarantine corrupt lines, regenerate status.json; report actions."""
+    security = security_problems(mission)
+    if security:
+        return {"mission": mission.slug, "actions": [], "refused": security}
+    actions: list[str] = []
+    path = mission.events_path
+    quarantine = path.with_name(path.name + QUARANTINE_SUFFIX)
+    shown = f"{mission.display}/{path.name}"
+    with eventlog.locked(mission.project.lock_path(mission.slug), f"mission {mission.slug}"):
+        try:
+            raw = contain.read_bytes(path)
+        except FileNotFoundError:
+            raw = b""
+        lines = raw.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        now = eventlog.now_us()
+        moved: list[dict[str, Any]] = []
+        for index, line in enumerate(lines):
+            if not line.strip() or _is_object(line):
+                continue
+            number = index + 1
+            torn = index == len(lines) - 1 and not raw.endswith(b"\n")
+            reason = "torn last line (write interrupted)" if torn else "not a JSON object"
+            moved.append(
+                {
+                    "line": number,
+                    "quarantined_at": format_at(now),
+                    "reason": reason,
+                    "source": shown,
+                    "text": line.decode("utf-8", errors="surrogateescape"),
+                }
+            )
+            marker = {
+                "at": format_at(now),
+                "event_id": ulid(now // 1000, eventlog.random_bytes()),
+                "event_type": QUARANTINE_EVENT,
+                "payload": {"line": number, "quarantine": quarantine.name, "reason": reason},
+            }
+            lines[index] = serialize(marker).rstrip("\n").encode("utf-8")
+            actions.append(
+                f"{shown}:{number}: {reason}: moved to {mission.display}/{quarantine.name}, "
+                f"replaced by a {QUARANTINE_EVENT} line"
+            )
+        if moved:
+            # The quarantine copy is appended and fsynced before the log changes: a crash
+            # in between leaves the line in both places, never in neither.
+            eventlog.append(quarantine, moved)
+            atomic_write(path, b"".join(line + b"\n" for line in lines))
+        mission.refresh()
+        board = mission.board
+        atomic_write(mission.status_path, dump_json(materialize(board, mission.slug, mission.meta)))
+        actions.append(f"rewrote {mission.display}/status.json from {board.event_count} events")
+    return {"mission": mission.slug, "actions": actions, "refused": []}
 
 
 def rebuild_status(mission: Mission) -> dict[str, Any]:

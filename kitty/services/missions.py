@@ -6,12 +6,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters import eventlog, layout
-from kitty.adapters.files import atomic_write, dump_json
+from kitty.adapters import contain, eventlog, layout
+from kitty.adapters.files import atomic_write, dump_json, read_text
 from kitty.core.clock import format_at, ulid
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.state import Board
-from kitty.errors import DependencyCycle, NotFound, SpecErrors, UsageError
+from kitty.core.wpfile import dump_front_matter, one_line, parse_wp
+from kitty.errors import (
+    AlreadyExists,
+    DependencyCycle,
+    EnvironmentProblem,
+    NotFound,
+    SpecErrors,
+    UsageError,
+)
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
@@ -66,7 +74,6 @@ def create_mission(
     slug = f"{base}-{mission_id[:8]}"
     layout.check_name("mission", slug)
     folder = project.specs_dir / slug
-    (folder / "tasks").mkdir(parents=True)
     meta = {
         "created_at": format_at(now),
         "friendly_name": title or name,
@@ -77,15 +84,27 @@ def create_mission(
         "target_branch": target_branch or layout.current_branch(project) or "main",
         "vcs": "git",
     }
-    atomic_write(folder / "meta.json", dump_json(meta))
+    with eventlog.locked(project.lock_path("missions"), "mission creation"):
+        contain.check(folder / "tasks")
+        if folder.exists():
+            raise AlreadyExists(
+                f"mission directory {project.rel(folder)} already exists",
+                "pick another name, or use the existing mission with --mission",
+            )
+        try:
+            (folder / "tasks").mkdir(parents=True)
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"cannot create {project.rel(folder)}: {exc.strerror or exc}",
+                "the repository must be writable by you",
+            ) from None
+        atomic_write(folder / "meta.json", dump_json(meta))
     return {"mission": slug, "path": str(folder), "meta": meta}
 
 
 def _render_wp(
     wp_id: str, title: str, deps: list[str], subtasks: list[str], owned: list[str]
 ) -> str:
-    import yaml
-
     front = {
         "work_package_id": wp_id,
         "title": title,
@@ -96,8 +115,8 @@ def _render_wp(
     }
     body_tasks = "\n".join(f"- [ ] {t}: describe this subtask" for t in subtasks) or "- (none)"
     return (
-        "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
-        f"# Work Package Prompt: {wp_id} – {title}\n\n"
+        dump_front_matter(front) + "\n"
+        f"# Work Package Prompt: {wp_id} – {one_line(title)}\n\n"
         "## Objectives\n\nDescribe what this work package delivers.\n\n"
         f"## Subtasks\n\n{body_tasks}\n\n"
         "## Definition of done\n\n- All subtasks done, tests written and passing.\n\n"
@@ -112,21 +131,35 @@ def add_wp(
         raise UsageError("a work package needs a title", 'pass --title "What it delivers"')
     if subtask_count < 0:
         raise UsageError("--subtasks must be 0 or more", "for example --subtasks 3")
-    tasks_dir = mission.dir / "tasks"
-    files = [p for p in tasks_dir.iterdir() if p.is_file()] if tasks_dir.is_dir() else []
-    numbers = [wp_number(i) or 0 for p in files if (i := wp_id_from_filename(p.name))]
-    wp_id = format_wp_id(max(numbers, default=0) + 1)
+    title = title.strip()
+    try:
+        title.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            "the title is not valid text (undecodable bytes)", "pass the title as UTF-8"
+        ) from None
     deps = [mission.resolve_wp(d) for part in depends_on for d in part.split(",") if d.strip()]
-    highest = 0
-    for path in files:
-        if wp_id_from_filename(path.name):
-            text = path.read_text(encoding="utf-8", errors="replace")
-            highest = max([highest, *(int(n) for n in _SUBTASK.findall(text))])
-    subtasks = [f"T{highest + i:03d}" for i in range(1, subtask_count + 1)]
-    slug = kebab(title) or "work-package"
-    path = tasks_dir / f"{wp_id}-{slug}.md"
-    tasks_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, _render_wp(wp_id, title.strip(), list(dict.fromkeys(deps)), subtasks, owns))
+    tasks_dir = mission.dir / "tasks"
+    # Numbers are allocated under the mission lock: parallel `wp add`s get distinct ids.
+    with eventlog.locked(mission.project.lock_path(mission.slug), f"mission {mission.slug}"):
+        contain.check(tasks_dir)
+        files = [p for p in tasks_dir.iterdir() if p.is_file()] if tasks_dir.is_dir() else []
+        numbers = [wp_number(i) or 0 for p in files if (i := wp_id_from_filename(p.name))]
+        wp_id = format_wp_id(max(numbers, default=0) + 1)
+        highest = 0
+        for path in files:
+            if wp_id_from_filename(path.name):
+                text = read_text(path, f"{mission.display}/tasks/{path.name}") or ""
+                highest = max([highest, *(int(n) for n in _SUBTASK.findall(text))])
+        subtasks = [f"T{highest + i:03d}" for i in range(1, subtask_count + 1)]
+        slug = kebab(title) or "work-package"
+        path = tasks_dir / f"{wp_id}-{slug}.md"
+        rendered = _render_wp(wp_id, title, list(dict.fromkeys(deps)), subtasks, owns)
+        display = f"{mission.display}/tasks/{path.name}"
+        back = parse_wp(display, path.name, rendered)  # what we write must read back
+        if back.title != title:
+            raise UsageError(f"the title {title!r} does not survive YAML", "simplify the title")
+        atomic_write(path, rendered)
     mission.refresh()
     return {
         "mission": mission.slug,

@@ -16,6 +16,7 @@ from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.state import Board
 from kitty.core.transitions import MoveCheck, MoveRequest, check_move
+from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
@@ -68,8 +69,6 @@ def write_review_cycle(
     The front matter keeps exactly the keys other tools read (FORMAT.md); structured
     findings, when there are any, go beside it in review-cycle-N.findings.json.
     """
-    import yaml
-
     wp = mission.wp(wp_id)
     stem = wp.stem if wp else wp_id
     folder = mission.dir / "tasks" / stem
@@ -84,7 +83,7 @@ def write_review_cycle(
         "wp_id": wp_id,
     }
     path = folder / f"review-cycle-{number}.md"
-    text = "---\n" + yaml.safe_dump(front, sort_keys=True, allow_unicode=True) + "---\n\n"
+    text = dump_front_matter(front, sort_keys=True) + "\n"
     atomic_write(path, text + doc.body.rstrip("\n") + "\n")
     paths = [path]
     if doc.findings is not None:

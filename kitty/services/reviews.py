@@ -146,10 +146,15 @@ def show(mission: Mission, wp_text: str) -> dict[str, Any]:
             match = _CYCLE_REF.search(path.name)
             number = int(match.group(1)) if match else None
             sidecar = path.with_name(path.name[:-3] + ".findings.json")
-            if sidecar.is_file():
-                findings = json.loads(sidecar.read_text(encoding="utf-8")).get("findings")
-            if path.is_file():
-                text = path.read_text(encoding="utf-8")
+            side_text = mission.read_inside(sidecar)
+            if side_text is not None:
+                try:
+                    side = json.loads(side_text)
+                except ValueError:
+                    side = None
+                findings = side.get("findings") if isinstance(side, dict) else None
+            text = mission.read_inside(path)
+            if text is not None:
                 body = text.split("---", 2)[2].strip() if text.startswith("---") else text
         reviews.append(
             {

@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import config as config_adapter
-from kitty.adapters import eventlog, layout, specs
-from kitty.adapters.files import atomic_write, dump_json
-from kitty.core.clock import format_at, hybrid_at, ulid
-from kitty.core.events import LogWarning, ParsedLog, parse_record
+from kitty.adapters import contain, eventlog, layout, specs
+from kitty.adapters.files import atomic_write, check_writable, dump_json, read_text
+from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
+from kitty.core.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.snapshot import materialize, sort_ids
 from kitty.core.state import Board, extend, replay
 from kitty.core.transitions import Policy
 from kitty.core.wpfile import parse_wp
-from kitty.errors import AmbiguousId, NotFound
+from kitty.errors import AmbiguousId, KittyError, NotFound
 
 AGENT_ENV = "KITTY_AGENT"
 Builder = Callable[[Board], list[dict[str, Any]]]
@@ -111,9 +111,43 @@ class Mission:
         if "specset" in self.__dict__ or wp_id not in self.wp_paths:
             return self.wps.get(wp_id)
         path = self.wp_paths[wp_id]
-        return parse_wp(
-            f"{self.display}/tasks/{path.name}", path.name, path.read_text(encoding="utf-8")
-        )
+        display = f"{self.display}/tasks/{path.name}"
+        text = read_text(path, display)
+        if text is None:
+            return None
+        return parse_wp(display, path.name, text)
+
+    def write_status(self, board: Board) -> bool:
+        """Rewrite the derived status.json after an append; warn (never raise) on failure."""
+        try:
+            atomic_write(self.status_path, dump_json(materialize(board, self.slug, self.meta)))
+        except (KittyError, OSError) as exc:
+            from kitty.output import warn
+
+            warn(
+                [
+                    f"the event was recorded, but {self.display}/status.json could not be "
+                    f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
+                ]
+            )
+            return False
+        return True
+
+    def read_inside(self, path: Path) -> str | None:
+        """Text of a file the log or a WP points at, only when it lies inside the repository
+        (no symlinks on the way); None when it is absent, outside or unreadable.
+
+        Paths in the log are repository content: a crafted `feedback_path` must not make
+        kitty copy `~/.ssh/id_rsa` into an agent's prompt.
+        """
+        full = Path(os.path.abspath(path))
+        root = self.project.root
+        if full != root and root not in full.parents:
+            return None
+        try:
+            return contain.read_text(full)
+        except (OSError, UnicodeDecodeError, KittyError):
+            return None
 
     def all_ids(self) -> list[str]:
         return sort_ids(set(self.wp_paths) | set(self.board.wps))
@@ -174,15 +208,31 @@ class Mission:
         """Lock, re-read, let `build` validate against the fresh board, append, fsync.
 
         `build` raises to refuse (nothing is written) or returns the records to append.
-        status.json is then rewritten from the log.
+        What can be checked is checked first (no symlinks, a writable regular log, a
+        regular status.json), so a refusal writes nothing. status.json is then rewritten
+        from the log; once the events are appended they are recorded, so a failure there
+        is only a warning with the `kitty rebuild` hint.
         """
         with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
+            eventlog.check_appendable(self.events_path)
+            check_writable(self.status_path)
             parsed = eventlog.read(self.events_path)
             board = replay(parsed.events)
             records = build(board)
             if not records:
                 return []
             newest, now = board.newest_at_us, eventlog.now_us()
+            implausible = newest is not None and is_implausible(newest, now)
+            if implausible:  # a far-future event in the log: the clock ignores it
+                newest = max(
+                    (
+                        e.at_us
+                        for e in parsed.events
+                        if isinstance(e, Transition | Annotation)
+                        and not is_implausible(e.at_us, now)
+                    ),
+                    default=None,
+                )
             for rec in records:
                 at = hybrid_at(now, newest)
                 newest = at
@@ -192,8 +242,10 @@ class Mission:
             new_events = [
                 e for rec in records if not isinstance(e := parse_record(dict(rec)), LogWarning)
             ]
-            fresh = extend(board, new_events)
-            atomic_write(self.status_path, dump_json(materialize(fresh, self.slug, self.meta)))
+            fresh = (
+                replay([*parsed.events, *new_events]) if implausible else extend(board, new_events)
+            )
+            self.write_status(fresh)
             self.__dict__.pop("log", None)
             self.__dict__["board"] = fresh
         return records

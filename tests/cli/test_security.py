@@ -1,0 +1,216 @@
+"""A cloned repository cannot turn kitty against its user (issue 10, findings 1, 2, 4, 6, 9).
+
+Each test reproduces one finding of the hostile-input battery: before the fix the
+command exited 0 (or 3) and wrote outside the repository or after a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, kitty, make_mission, ok
+
+WPS = [{"wp_id": "WP01", "title": "Module A"}, {"wp_id": "WP02", "title": "Module B"}]
+needs_non_root = pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root ignores file permissions"
+)
+
+
+def _log_lines(mission: Path) -> list[str]:
+    return (mission / "status.events.jsonl").read_text().splitlines()
+
+
+def _one_line_error(err: str, *needles: str) -> None:
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    for needle in needles:
+        assert needle in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_symlinked_log_to_a_file_outside_is_refused_and_left_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    bashrc = tmp_path / "home-bashrc"
+    bashrc.write_text("export PATH=$PATH\n")
+    log = mission / "status.events.jsonl"
+    log.unlink()
+    log.symlink_to(bashrc)
+    run = kitty(repo, "move", "WP02", "claimed", "--agent", "claude")
+    assert run.code == 1
+    _one_line_error(run.err, "status.events.jsonl", "symbolic link")
+    assert bashrc.read_text() == "export PATH=$PATH\n"
+    # Reads refuse too: the board is not built from a file outside the repository.
+    assert kitty(repo, "status").code == 1
+
+
+def test_symlinked_review_folder_cannot_receive_feedback(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--force", "--note", "x")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (mission / "tasks" / "WP01-module-a").symlink_to(outside, target_is_directory=True)
+    before = _log_lines(mission)
+    feedback = tmp_path / "fb.md"
+    feedback.write_text("missing tests\n")
+    run = kitty(
+        repo, "move", "WP01", "planned", "--agent", "codex", "--review-feedback-file", str(feedback)
+    )
+    assert run.code == 1
+    _one_line_error(run.err, "WP01-module-a", "symbolic link")
+    assert list(outside.iterdir()) == []
+    assert _log_lines(mission) == before
+
+
+def test_symlinked_specs_folder_is_refused(repo: Path, tmp_path: Path) -> None:
+    make_mission(repo, wps=WPS)
+    real = tmp_path / "real-specs"
+    (repo / "kitty-specs").rename(real)
+    (repo / "kitty-specs").symlink_to(real, target_is_directory=True)
+    run = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    assert run.code == 1
+    _one_line_error(run.err, "kitty-specs", "symbolic link")
+
+
+def test_log_paths_to_files_outside_the_repository_are_never_read(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A crafted `feedback_path` must not copy a private file into an agent's prompt."""
+    mission = make_mission(repo, wps=WPS)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY\n")
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--force", "--note", "x")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+    feedback = tmp_path / "fb.md"
+    feedback.write_text("fix it\n")
+    ok(repo, "move", "WP01", "planned", "--agent", "codex", "--review-feedback-file", str(feedback))
+    lines = _log_lines(mission)
+    doctored = []
+    for line in lines:
+        record = json.loads(line)
+        if isinstance(record.get("review_result"), dict):
+            record["review_result"]["feedback_path"] = str(secret)
+            record["review_result"]["reference"] = None
+            record["review_ref"] = None
+        doctored.append(json.dumps(record, sort_keys=True))
+    (mission / "status.events.jsonl").write_text("\n".join(doctored) + "\n")
+    run = kitty(repo, "next", "--agent", "claude")
+    assert "PRIVATE KEY" not in run.out + run.err
+
+
+def test_doctor_reports_symlinks_as_a_security_problem(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    target = tmp_path / "bashrc"
+    target.write_text("")
+    log = mission / "status.events.jsonl"
+    log.unlink()
+    log.symlink_to(target)
+    run = kitty(repo, "doctor")
+    assert run.code == 1
+    assert "security:" in run.out and "status.events.jsonl" in run.out, run.out
+    assert "Traceback" not in run.err
+
+
+@needs_non_root
+def test_read_only_mission_folder_refuses_before_writing(repo: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    before = _log_lines(mission)
+    log = mission / "status.events.jsonl"
+    log.chmod(0o444)
+    mission.chmod(0o555)
+    try:
+        run = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    finally:
+        mission.chmod(0o755)
+        log.chmod(0o644)
+    assert run.code == 1
+    _one_line_error(run.err)
+    assert "hint:" in run.err
+    assert _log_lines(mission) == before
+
+
+def test_status_json_replaced_by_a_directory_refuses_before_writing(repo: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    before = _log_lines(mission)
+    (mission / "status.json").unlink()
+    (mission / "status.json").mkdir()
+    run = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    assert run.code == 1
+    _one_line_error(run.err, "status.json")
+    assert _log_lines(mission) == before
+
+
+def test_status_refresh_failure_after_append_is_exit_0_with_rebuild_hint(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    from kitty.services import workspace
+
+    real = workspace.atomic_write
+
+    def failing(path: Path, text: str) -> None:
+        if path.name == "status.json":
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(workspace, "atomic_write", failing)
+    run = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    assert run.code == 0, run.err
+    assert "warning:" in run.err and "kitty rebuild --mission demo-01ABCDEF" in run.err
+    assert json.loads(_log_lines(mission)[-1])["to_lane"] == "claimed"
+    monkeypatch.setattr(workspace, "atomic_write", real)
+    ok(repo, "rebuild")
+    status = json.loads((mission / "status.json").read_text())
+    assert "claimed" in json.dumps(status)
+
+
+def test_wp_add_title_with_newline_and_dashes_reads_back(repo: Path) -> None:
+    make_mission(repo, wps=[], finalize=False)
+    title = "Evil\n---\nowned_files: ['**']\n---"
+    added = ok(repo, "wp", "add", "--title", title, "--json").json()
+    ok(repo, "finalize")
+    shown = kitty(repo, "doctor", "--json").json()
+    assert shown["problems"] == []
+    text = Path(added["path"]).read_text()
+    assert text.count("\n---\n") == 1  # only the closing delimiter of the front matter
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o002, 0o077])
+def test_created_files_follow_the_umask(repo: Path, mask: int) -> None:
+    from kitty.adapters import files
+
+    files._UMASK.clear()
+    old = os.umask(mask)
+    try:
+        mission = make_mission(repo, wps=WPS)
+        ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    finally:
+        os.umask(old)
+        files._UMASK.clear()
+    for name in ("status.json", "lanes.json", "status.events.jsonl"):
+        mode = stat.S_IMODE((mission / name).stat().st_mode)
+        assert mode == 0o666 & ~mask, (name, oct(mode))
+
+
+def test_a_committed_symlink_is_caught_after_clone(repo: Path, tmp_path: Path) -> None:
+    """The attack as it arrives: a symlink committed in someone else's repository."""
+    mission = make_mission(repo, wps=WPS)
+    log = mission / "status.events.jsonl"
+    log.unlink()
+    log.symlink_to("../../../victim.txt")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "evil")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    run = kitty(clone, "move", "WP01", "claimed", "--agent", "claude")
+    assert run.code == 1
+    assert not (tmp_path / "victim.txt").exists()

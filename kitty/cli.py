@@ -6,6 +6,7 @@ Services are imported inside the commands so `kitty --help` stays fast.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import tempfile
@@ -15,7 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from kitty import __version__
-from kitty.errors import KittyError, UsageError
+from kitty.errors import EnvironmentProblem, KittyError, UsageError
 from kitty.output import error
 
 
@@ -39,18 +40,56 @@ def run(group: click.Group, args: list[str], prog_name: str = "kitty") -> int:
         return 2 if isinstance(exc, click.UsageError) else exc.exit_code
     except BrokenPipeError:
         return 0
-    except Exception:
-        fd, path = tempfile.mkstemp(prefix="kitty-crash-", suffix=".log")
-        with os.fdopen(fd, "w") as handle:
-            handle.write(f"kitty {__version__} {args!r}\n")
-            traceback.print_exc(file=handle)
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENTAL:
+            return _crash(args, as_json)
+        where = f" {exc.filename}" if exc.filename else ""
         return error(
-            _Bug(
-                f"unexpected internal error (details in {path})",
-                "please report it with that log file",
+            EnvironmentProblem(
+                f"cannot access{where}: {exc.strerror or exc}",
+                "check the path's permissions, type (file or directory) and free space; "
+                "`kitty doctor` lists what is wrong",
             ),
             as_json,
         )
+    except Exception:
+        return _crash(args, as_json)
+
+
+#: OS errors caused by the machine, not by kitty: a one-line error (exit 1), not a crash.
+_ENVIRONMENTAL = frozenset(
+    getattr(errno, name)
+    for name in (
+        "EACCES",
+        "EPERM",
+        "EROFS",
+        "ENOSPC",
+        "EDQUOT",
+        "ELOOP",
+        "EISDIR",
+        "ENOTDIR",
+        "ENAMETOOLONG",
+        "EMFILE",
+        "ENFILE",
+        "EIO",
+    )
+    if hasattr(errno, name)
+)
+
+
+def _crash(args: list[str], as_json: bool) -> int:
+    """A real bug: keep the traceback in a log file and exit 3."""
+    fd, path = tempfile.mkstemp(prefix="kitty-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"kitty {__version__} {args!r}\n")
+        traceback.print_exc(file=handle)
+    return error(
+        _Bug(
+            f"unexpected internal error (details in {path})",
+            "please report it with that log file",
+        ),
+        as_json,
+    )
 
 
 class _Bug(KittyError):

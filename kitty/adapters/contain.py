@@ -55,7 +55,7 @@ def symlink_problem(path: Path) -> str | None:
         if part in ("", "."):
             continue
         if part == "..":
-            return f"{full} leaves the repository ('..')"
+            return f"{full}, which leaves the repository ('..')"
         current = os.path.join(current, part)
         try:
             mode = os.lstat(current).st_mode
@@ -68,7 +68,7 @@ def symlink_problem(path: Path) -> str | None:
                 target = os.readlink(current)
             except OSError:
                 target = "?"
-            return f"{current} is a symbolic link (to {target})"
+            return f"{current}, a symbolic link (to {target})"
     return None
 
 
@@ -77,7 +77,7 @@ def check(path: Path) -> Path:
     problem = symlink_problem(path)
     if problem is not None:
         raise UnsafePath(
-            f"refusing to follow {problem}",
+            f"refusing to use {problem}",
             "kitty never reads or writes mission state through symbolic links; "
             "replace the link with a regular file or directory (see `kitty doctor`)",
         )
@@ -92,7 +92,7 @@ def read_bytes(path: Path) -> bytes:
     except OSError as exc:
         if exc.errno == getattr(os, "ELOOP", 40) and os.path.islink(path):
             raise UnsafePath(
-                f"refusing to follow {path}: it is a symbolic link",
+                f"refusing to use {path}, a symbolic link",
                 "replace the link with a regular file (see `kitty doctor`)",
             ) from None
         raise
@@ -121,7 +121,7 @@ def check_final(path: Path) -> None:
     """Raise UnsafePath when `path` itself is a symbolic link."""
     if os.path.islink(path):
         raise UnsafePath(
-            f"refusing to follow {path}: it is a symbolic link (to {os.readlink(path)})",
+            f"refusing to use {path}, a symbolic link (to {os.readlink(path)})",
             "kitty never reads or writes mission state through symbolic links; "
             "replace the link with a regular file (see `kitty doctor`)",
         )

@@ -103,8 +103,12 @@ def test_log_paths_to_files_outside_the_repository_are_never_read(
             record["review_ref"] = None
         doctored.append(json.dumps(record, sort_keys=True))
     (mission / "status.events.jsonl").write_text("\n".join(doctored) + "\n")
-    run = kitty(repo, "next", "--agent", "claude")
-    assert "PRIVATE KEY" not in run.out + run.err
+    from kitty.services.actions import _feedback
+    from kitty.services.workspace import Mission
+
+    opened = Mission.open(repo, None)
+    text, _ = _feedback(opened, opened.board.wps["WP01"])
+    assert text is not None and "PRIVATE KEY" not in text
 
 
 def test_doctor_reports_symlinks_as_a_security_problem(repo: Path, tmp_path: Path) -> None:
@@ -205,12 +209,15 @@ def test_a_committed_symlink_is_caught_after_clone(repo: Path, tmp_path: Path) -
     """The attack as it arrives: a symlink committed in someone else's repository."""
     mission = make_mission(repo, wps=WPS)
     log = mission / "status.events.jsonl"
+    victim = tmp_path / "victim.txt"
+    victim.write_text(log.read_text())
     log.unlink()
     log.symlink_to("../../../victim.txt")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "evil")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(repo), str(clone))
+    before = victim.read_text()
     run = kitty(clone, "move", "WP01", "claimed", "--agent", "claude")
     assert run.code == 1
-    assert not (tmp_path / "victim.txt").exists()
+    assert victim.read_text() == before

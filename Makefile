@@ -28,6 +28,7 @@ bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	$(BIN)/python benchmarks/bench.py --kitty .bench-venv/bin/kitty
+	$(BIN)/python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty
 
 clean:
 	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache

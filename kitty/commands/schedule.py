@@ -43,10 +43,21 @@ def next_text(d: dict[str, Any]) -> str:
     is_flag=True,
     help="Atomically claim the chosen WP (implement/fix → claimed, review → in_review).",
 )
+@click.option(
+    "--remote",
+    metavar="REMOTE",
+    help="With --claim: claim through this git remote (compare-and-swap on "
+    "kitty/coord/<mission>), so one machine wins each WP.",
+)
 @json_option
 @click.pass_context
 def next_(
-    ctx: click.Context, agent: str | None, mission: str | None, claim: bool, as_json: bool
+    ctx: click.Context,
+    agent: str | None,
+    mission: str | None,
+    claim: bool,
+    remote: str | None,
+    as_json: bool,
 ) -> int:
     """Tell an agent its exact next step. Reads only, unless --claim.
 
@@ -56,10 +67,13 @@ def next_(
     Examples:
       kitty next --agent claude --mission checkout
       kitty next --agent codex --claim --json
+      kitty next --agent codex --claim --remote origin
     """
     from kitty.services.schedule import next_step
 
-    decision = next_step(open_mission(ctx, mission), agent, claim).to_json()
+    if remote and not claim:
+        raise click.UsageError("--remote needs --claim (a plain `kitty next` only reads)")
+    decision = next_step(open_mission(ctx, mission), agent, claim, remote).to_json()
     emit(decision, next_text(decision), as_json)
     return 0
 

@@ -45,4 +45,35 @@ def resolve(
     return 0
 
 
-COMMANDS = [resolve]
+@click.command()
+@click.option("--remote", default="origin", show_default=True, help="The git remote to sync with.")
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, remote: str, as_json: bool) -> int:
+    """Exchange kitty's state with a git remote (safe from cron or after every command).
+
+    Folds in the remote's claims, commits kitty's own files (nothing else),
+    fetches and merges the branch's upstream (status logs merge by union),
+    rebuilds status.json and pushes; a rejected push is retried with backoff.
+    A merge that stops on another file is undone and reported: the checkout
+    is never left mid-merge or mid-rebase.
+
+    \b
+    Examples:
+      kitty sync
+      kitty sync --remote origin --json
+    """
+    from kitty.commands.base import cwd
+    from kitty.services.sync import sync as run_sync
+
+    result = run_sync(cwd(ctx), remote)
+    emit(
+        result,
+        f"synced {result['branch']} with {remote} ({len(result['commits'])} kitty commit(s), "
+        f"{'merged' if result['merged'] else 'no merge'}, {result['attempts']} attempt(s))",
+        as_json,
+    )
+    return 0
+
+
+COMMANDS = [resolve, sync]

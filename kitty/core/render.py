@@ -57,6 +57,11 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
         details.append("claimed" if lane == "claimed" else "reviewing")
     if wp.get("agent") and lane not in ("planned", "done", None):
         details.append(f"@{wp['agent']}")
+    lease = wp.get("lease")
+    if lease and lease.get("machine"):
+        details.append(
+            f"on {lease['machine']}" + (" lease expired" if lease.get("expired") else "")
+        )
     lines = [head]
     if details:
         lines.append(clip(" " + " ".join(details), width))
@@ -124,6 +129,13 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
             parked.append(
                 f"Self-review fallback {wp['id']}: {sr.get('approved_by')} approved "
                 f"after {sr.get('intended_reviewer')} failed"
+            )
+    for wp in wps:
+        lease = wp.get("lease")
+        if lease:
+            parked.append(
+                f"Lease {wp['id']}: {lease.get('holder')} on {lease.get('machine')} "
+                f"until {lease.get('expires_at')}" + (" (expired)" if lease.get("expired") else "")
             )
     for conflict in view.get("conflicts", []):
         parked.append(f"Conflict {conflict['wp_id']}: {conflict['message']}")

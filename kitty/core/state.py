@@ -34,6 +34,8 @@ _STRUCTURED_DELTA = frozenset(
 HELD = frozenset({lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW})
 #: Annotation keys that describe the process holding a WP.
 CLAIM_KEYS = ("shell_pid", "agent_pid", "agent_started_at", "sprint_run")
+#: Policy keys of a claim made through a remote (see kitty.services.leases).
+LEASE_KEYS = ("machine", "lease_seconds")
 
 
 @dataclass(slots=True)
@@ -117,6 +119,7 @@ class WPState:
     #: The last applied transition: (from_lane, agent, at_us, machine), to spot replicas.
     entry: tuple[str, str | None, int, str | None] | None = None
     conflicts: list[Conflict] = field(default_factory=list)
+    reclaim: dict[str, Any] | None = None  # the last lease takeover: previous holder
 
 
 @dataclass(slots=True)
@@ -236,6 +239,9 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
             st.runtime_claim = dict(
                 st.runtime_claim or {}, agent=agent, shell_pid=policy.get("shell_pid"), at=ev.at
             )
+        lease = {k: policy[k] for k in LEASE_KEYS if k in policy}
+        if lease:
+            st.runtime_claim = dict(st.runtime_claim or {}, agent=agent, at=ev.at, **lease)
     else:
         st.runtime_claim = None
     result = data.get("review_result")
@@ -266,6 +272,8 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
         st.arbiter = {"note": st.last_reason, "at": ev.at, "to_lane": ev.to_lane, "by": tool}
     if isinstance(policy.get("self_review_fallback"), dict):
         st.self_review = dict(policy["self_review_fallback"], at=ev.at)
+    if isinstance(policy.get("reclaim"), dict):
+        st.reclaim = dict(policy["reclaim"], at=ev.at)
 
 
 def _apply_annotation(st: WPState, ev: Annotation) -> None:

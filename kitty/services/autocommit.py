@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from kitty.core.state import as_dict
 from kitty.services.workspace import Mission
 
 
@@ -25,7 +27,27 @@ def own_files(mission: Mission, extra: list[Path] | None = None) -> list[str]:
 
 
 def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:
-    """Commit the mission's status files when the config asks for it. Returns the sha."""
+    """Commit the mission's status files when the config asks for it. Returns the sha.
+
+    With `agents.auto_sync: true` the command then runs `kitty sync` (remote
+    `agents.sync_remote`, default origin); a failed sync is a warning, never a
+    failed command: the event is already safe in the local log.
+    """
+    sha = _commit(mission, message, extra)
+    agents = as_dict(mission.config.raw.get("agents"))
+    if agents.get("auto_sync"):
+        from kitty.errors import KittyError
+        from kitty.services.sync import sync
+
+        remote = str(agents.get("sync_remote") or "origin")
+        try:
+            sync(mission.project.root, remote)
+        except KittyError as exc:
+            print(f"warning: auto_sync with {remote} failed: {exc.message}", file=sys.stderr)
+    return sha
+
+
+def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | None:
     if not mission.config.auto_commit:
         return None
     from kitty.adapters.gitrepo import Git

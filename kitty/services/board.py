@@ -8,6 +8,7 @@ from kitty import SCHEMA
 from kitty.core.conflicts import open_views
 from kitty.core.schedule import critical_path
 from kitty.core.snapshot import progress, summary, wp_view
+from kitty.services.leases import lease_of
 from kitty.services.workspace import Mission
 
 
@@ -33,6 +34,15 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     conflicts = open_views(board, mission.slug)
     for wp in work_packages:
         wp["conflicts"] = sum(1 for c in conflicts if c["wp_id"] == wp["id"])
+        st = board.wps.get(wp["id"])
+        lease = lease_of(st)
+        wp["lease"] = (
+            None
+            if lease is None
+            else {k: lease[k] for k in ("holder", "machine", "expires_at")}
+            | {"expired": now_us is not None and lease["expires_us"] <= now_us}
+        )
+        wp["reclaimed_from"] = st.reclaim if st is not None else None
     path = critical_path(mission.wps)
     on_path = set(path) if len(path) > 1 else set()  # one lone WP is no chain
     for wp in work_packages:

@@ -11,6 +11,8 @@ from kitty.core.state import Board
 from kitty.core.transitions import MoveRequest, check_move
 from kitty.errors import UsageError
 from kitty.services.autocommit import autocommit
+from kitty.services.leases import foreign_holds, reclaim_expired, remote_lease
+from kitty.services.remote import transact
 from kitty.services.workspace import Mission
 
 
@@ -38,7 +40,10 @@ def claim_target(decision: decide.Decision, board: Board) -> str | None:
     return lanes.CLAIMED if lane == lanes.PLANNED else None
 
 
-def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decide.Decision:
+def next_step(
+    mission: Mission, agent: str | None, claim: bool = False, remote: str | None = None
+) -> decide.Decision:
+    """Decide (and with `claim`, take) the next step; `remote` claims through a git remote."""
     who = mission.actor(agent)
     if not who:
         raise UsageError(
@@ -47,10 +52,19 @@ def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decid
     if not claim:
         return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
     result: dict[str, decide.Decision] = {}
+    lease = remote_lease(mission, remote) if remote else {}
 
     def build(board: Board) -> list[dict[str, Any]]:
+        if remote:
+            foreign_holds(board, who, lease["machine"])
         decision = decide.decide(context(mission, who, board, eventlog.now_us()))
         result["decision"] = decision
+        if remote and decision.action in (decide.WAIT, decide.BLOCKED):
+            reclaim = reclaim_expired(mission, who, board, eventlog.now_us(), lease)
+            if reclaim is not None:
+                result["decision"], records = reclaim
+                result["decision"].progress = decision.progress
+                return records
         target = claim_target(decision, board)
         if target is None or decision.wp_id is None:
             return []
@@ -72,11 +86,15 @@ def next_step(mission: Mission, agent: str | None, claim: bool = False) -> decid
                 target,
                 {"tool": who, "role": role, "profile": None, "model": None},
                 reason=f"claimed via kitty next ({decision.action})",
-                policy_metadata={"agent": who},
+                policy_metadata={"agent": who, **lease},
             )
         ]
 
-    mission.record(build)
+    if remote:
+        transact(mission, remote, build, f"{who} claims")
+        mission.refresh()
+    else:
+        mission.record(build)
     decision = result["decision"]
     if decision.claimed:
         autocommit(mission, f"{decision.wp_id} claimed by {who}")

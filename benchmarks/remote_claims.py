@@ -101,7 +101,9 @@ def throughput(kitty: str, clones: list[Path], wps: int) -> tuple[float, int, in
     def worker(repo: Path, index: int) -> int:
         count = 0
         while True:
-            _, decision = claim(kitty, repo, f"{repo.name}-a{index}", repo.name, True)
+            # A fresh agent name per claim: an agent holding a WP is told to resume it.
+            agent = f"{repo.name}-a{index}-{count}"
+            _, decision = claim(kitty, repo, agent, repo.name, True)
             if not decision["claimed"]:
                 return count
             claimed[decision["wp_id"]] += 1

@@ -40,7 +40,7 @@ def agent_option(func: F) -> F:
         "--agent",
         "-a",
         metavar="NAME",
-        help="Who acts (defaults to $KITTY_AGENT or config `identity`).",
+        help="Who acts (default: $KITTY_AGENT, config `identity`, git user.name, `user`).",
     )(func)
 
 

@@ -39,13 +39,13 @@ def _move_options(func: Any) -> Any:
             mission_option,
             agent_option,
             click.option("--note", metavar="TEXT", help="Why; required with --force."),
-            click.option("--force", is_flag=True, help="Take any edge (needs --agent and --note)."),
+            click.option("--force", is_flag=True, help="Take any edge (needs --note)."),
             click.option(
                 "--review-feedback-file",
                 "feedback",
                 metavar="FILE",
                 type=click.Path(dir_okay=False, path_type=Path),
-                help="Review feedback; required to reject a WP in review.",
+                help="Review feedback; to reject a WP in review pass this or --note.",
             ),
             click.option(
                 "--self-review-fallback",

@@ -113,8 +113,8 @@ def check_move(
     if req.force:
         if not req.actor or not (req.note or "").strip():
             raise GuardRefused(
-                f"--force on {wp_id} needs an actor and a note",
-                'pass --agent NAME (or set KITTY_AGENT) and --note "why"',
+                f"--force on {wp_id} needs a note",
+                'pass --note "why"',
             )
     elif to_lane not in lanes.TRANSITIONS[from_lane]:
         targets = lanes.legal_targets(from_lane)
@@ -128,8 +128,7 @@ def check_move(
             )
         raise InvalidTransition(
             f"{wp_id} cannot move from {from_lane} to {to_lane}",
-            f"legal targets from {from_lane}: {', '.join(targets)} "
-            "(or --force with --agent and --note)",
+            f'legal targets from {from_lane}: {", ".join(targets)} (or --force with --note "why")',
         )
     if (
         not req.force
@@ -177,10 +176,14 @@ def _guards(
 ) -> MoveCheck:
     verdict: str | None = None
     self_review = None
+    # A rejection carries feedback: a file, or (as in Spec Kitty) the --note alone.
+    rejection_feedback = req.has_feedback or bool((req.note or "").strip())
     if from_lane == lanes.IN_REVIEW or (to_lane == lanes.APPROVED and from_lane != lanes.IN_REVIEW):
         if to_lane in (lanes.APPROVED, lanes.DONE):
             verdict = "approved"
-        elif to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and req.has_feedback:
+        elif to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and (
+            rejection_feedback if from_lane == lanes.IN_REVIEW else req.has_feedback
+        ):
             verdict = "changes_requested"
     elif req.has_feedback:
         verdict = "changes_requested"
@@ -204,10 +207,10 @@ def _guards(
                 "pass --note describing the review that was done",
             )
         if from_lane == lanes.IN_REVIEW:
-            if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not req.has_feedback:
+            if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not rejection_feedback:
                 raise GuardRefused(
                     f"rejecting {wp_id} needs review feedback",
-                    "pass --review-feedback-file FILE with what must change",
+                    'pass --review-feedback-file FILE or --note "what must change"',
                 )
             if to_lane in (lanes.BLOCKED, lanes.CANCELED) and not req.note:
                 raise GuardRefused(
@@ -226,22 +229,24 @@ def _guards(
                 "pass --agent NAME (or set KITTY_AGENT)",
             )
         implementer = state.implementer if state else None
-        if implementer and implementer == req.actor:
-            if not (
-                req.self_review_fallback
-                and req.force
-                and req.intended_reviewer
-                and req.reviewer_failure_reason
-            ):
-                raise GuardRefused(
-                    f"{req.actor} implemented {wp_id} and cannot approve it (self-review)",
-                    "have another agent review it; after a reviewer failure use --force "
-                    "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R "
-                    "--note ...",
-                )
+        fallback = (
+            req.self_review_fallback
+            and req.force
+            and req.intended_reviewer
+            and req.reviewer_failure_reason
+        )
+        if fallback:
             self_review = {
                 "approved_by": req.actor,
+                "implementer": implementer,
                 "intended_reviewer": req.intended_reviewer,
                 "reviewer_failure_reason": req.reviewer_failure_reason,
             }
+        if implementer and implementer == req.actor and not fallback:
+            raise GuardRefused(
+                f"{req.actor} implemented {wp_id} and cannot approve it (self-review)",
+                "have another agent review it; after a reviewer failure use --force "
+                "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R "
+                "--note ...",
+            )
     return MoveCheck(from_lane, to_lane, verdict, None, self_review)

@@ -87,7 +87,7 @@ def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
             problems,
             "fix every problem listed, then run `kitty accept` again",
         )
-    who = mission.actor(agent) or "user"
+    who = mission.actor(agent)
     commit = Git(mission.project.root).sha()
 
     def build(board: Board) -> list[dict[str, Any]]:

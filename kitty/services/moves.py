@@ -195,6 +195,8 @@ def _records(
             "verdict": check.verdict,
             "reference": None,
         }
+        if doc is None and check.verdict == "changes_requested" and req.note:
+            doc = ReviewDoc(req.note)  # the note alone is the feedback (Spec Kitty parity)
         if doc is not None:
             label = "rejected" if check.verdict == "changes_requested" else "approved"
             paths, ref, _ = write_review_cycle(mission, wp_id, req.actor, label, doc)
@@ -249,7 +251,7 @@ def mark_status(
                 f"subtask {task} is not in {scope}", "check the WP file's `subtasks:` list"
             )
         grouped.setdefault(owner[task], {})[task] = status
-    actor = mission.actor(agent) or "user"
+    actor = mission.actor(agent)
 
     def build(board: Board) -> list[dict[str, Any]]:
         return [

@@ -45,10 +45,6 @@ def next_step(
 ) -> decide.Decision:
     """Decide (and with `claim`, take) the next step; `remote` claims through a git remote."""
     who = mission.actor(agent)
-    if not who:
-        raise UsageError(
-            "`kitty next` needs to know who is asking", "pass --agent NAME (or set KITTY_AGENT)"
-        )
     if not claim:
         return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
     result: dict[str, decide.Decision] = {}

@@ -12,6 +12,7 @@ from typing import Any
 from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog, layout, specs
 from kitty.adapters.files import atomic_write, check_writable, dump_json, read_text
+from kitty.adapters.identity import DEFAULT_ACTOR, git_identity
 from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
 from kitty.core.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
@@ -175,8 +176,16 @@ class Mission:
         for name in ("meta", "specset", "lanes_doc", "log", "board", "wp_paths"):
             self.__dict__.pop(name, None)
 
-    def actor(self, agent: str | None) -> str | None:
-        return agent or os.environ.get(AGENT_ENV) or self.config.identity
+    def actor(self, agent: str | None) -> str:
+        """Who acts: --agent, $KITTY_AGENT, config `identity`, git user.name/email, `user`."""
+        explicit = (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip()
+        if explicit:
+            return explicit
+        if self.config.identity:
+            return self.config.identity
+        if "_git_identity" not in self.__dict__:
+            self.__dict__["_git_identity"] = git_identity(self.project.worktree)
+        return self.__dict__["_git_identity"] or DEFAULT_ACTOR
 
     # -- the one write path -------------------------------------------------
     def transition(

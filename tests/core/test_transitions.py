@@ -122,6 +122,7 @@ def test_self_approval_is_refused_unless_fallback_is_complete() -> None:
     check = check_move("WP01", st, [], full)
     assert check.self_review == {
         "approved_by": "claude",
+        "implementer": "claude",
         "intended_reviewer": "codex",
         "reviewer_failure_reason": "exit 1",
     }

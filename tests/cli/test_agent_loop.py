@@ -1,0 +1,204 @@
+"""Issue 9: the commands agents copy (from the skill, `next`, the sprint) work as printed.
+
+Each test reproduces one failure an unattended agent hit, as a regression test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import git, kitty, make_mission, ok
+
+SLUG = "demo-01ABCDEF"
+WPS = [
+    {"wp_id": "WP01", "title": "Module A", "subtasks": ["T001", "T002"], "owned": ["src/a.py"]},
+    {"wp_id": "WP02", "title": "Module B", "deps": ["WP01"], "owned": ["src/b.py"]},
+]
+
+
+def events(repo: Path) -> list[dict[str, object]]:
+    path = repo / "kitty-specs" / SLUG / "status.events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def last_move(repo: Path) -> dict[str, object]:
+    return [e for e in events(repo) if "to_lane" in e][-1]
+
+
+def to_review(repo: Path, agent: str = "claude") -> None:
+    ok(repo, "move", "WP01", "claimed", "--agent", agent)
+    ok(repo, "move", "WP01", "in_progress", "--agent", agent)
+    ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", agent, "--note", "ready")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+
+
+def reject(repo: Path, times: int) -> None:
+    for n in range(times):
+        if n:
+            ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+            ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+            ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+            ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "fixed")
+            ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+        else:
+            to_review(repo)
+        ok(repo, "move", "WP01", "planned", "--agent", "codex", "--note", f"round {n + 1}: no")
+
+
+# -- actor resolution -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        ("flag", "lead"),
+        ("env", "from-env"),
+        ("config", "from-config"),
+        ("git-name", "Git Name"),
+        ("git-email", "mail@example.com"),
+        ("nothing", "user"),
+    ],
+)
+def test_actor_resolution_order(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, setup: str, expected: str
+) -> None:
+    config = "agents:\n  available: [claude, codex]\n"
+    if setup in ("flag", "env", "config"):
+        config += "identity: from-config\n"
+        git(repo, "config", "user.name", "Git Name")
+    if setup in ("flag", "env"):
+        monkeypatch.setenv("KITTY_AGENT", "from-env")
+    if setup == "git-name":
+        git(repo, "config", "user.name", "Git Name")
+        git(repo, "config", "user.email", "mail@example.com")
+    if setup == "git-email":
+        git(repo, "config", "user.email", "mail@example.com")
+    make_mission(repo, wps=WPS, config=config)
+    args = ["--agent", "lead"] if setup == "flag" else []
+    moved = ok(repo, "move", "WP01", "claimed", *args, "--json").json()
+    assert moved["actor"] == expected
+    assert events(repo)[-1]["actor"] == expected
+
+
+def test_skill_arbiter_commands_work_literally(repo: Path) -> None:
+    """seeds/004 Options A/B/C carry no --agent; Spec Kitty records actor `user`."""
+    make_mission(repo, wps=WPS)
+    reject(repo, 3)
+    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert nxt["action"] == "arbiter"
+    # The option A command exactly as printed in the skill.
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP01",
+        "--to",
+        "approved",
+        "--force",
+        "--note",
+        "Arbiter decision: Approved after 3 cycles. Meets acceptance criteria. Rationale: ok",
+    )
+    last = [e for e in events(repo) if e.get("to_lane") == "approved"][-1]
+    assert last["actor"] == "user" and last["force"] is True
+    assert last["policy_metadata"]["arbiter"]["decision"] == "approve"
+
+
+def test_skill_escalation_command_works_literally(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    reject(repo, 3)
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP01",
+        "--to",
+        "blocked",
+        "--force",
+        "--note",
+        "Escalated to human after 3 cycles. Conflict: style",
+    )
+    assert last_move(repo)["to_lane"] == "blocked"
+
+
+def test_next_arbiter_hints_run_as_printed(repo: Path) -> None:
+    import shlex
+
+    make_mission(repo, wps=WPS)
+    reject(repo, 3)
+    commands = ok(repo, "next", "--agent", "claude", "--json").json()["commands"]
+    assert len(commands) == 2
+    argv = shlex.split(commands[0].replace("<why the work is acceptable>", "fine"))
+    assert argv[0] == "kitty"
+    ok(repo, *argv[1:])
+    assert last_move(repo)["to_lane"] == "approved"
+
+
+def test_force_still_needs_a_note(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    refused = kitty(repo, "move", "WP01", "approved", "--force")
+    assert refused.code == 1 and "note" in refused.err
+
+
+def test_self_review_fallback_command_from_the_skill(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    to_review(repo)
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP01",
+        "--to",
+        "approved",
+        "--force",
+        "--self-review-fallback",
+        "--intended-reviewer",
+        "codex",
+        "--reviewer-failure-reason",
+        "exit 1",
+        "--note",
+        "Self-review fallback after reviewer failure: tests pass",
+    )
+    last = last_move(repo)
+    assert last["to_lane"] == "approved" and last["actor"] == "user"
+    fallback = last["policy_metadata"]["self_review_fallback"]
+    assert fallback["intended_reviewer"] == "codex"
+    assert fallback["reviewer_failure_reason"] == "exit 1"
+
+
+def test_for_review_without_agent_records_an_actor(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--note", "Ready")
+    assert all(e.get("actor") for e in events(repo))
+    assert last_move(repo)["actor"] == "user"
+
+
+# -- rejections ---------------------------------------------------------------------
+
+
+def test_rejection_with_note_alone_stores_the_note_as_feedback(repo: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    to_review(repo)
+    moved = ok(
+        repo, "move", "WP01", "planned", "--agent", "codex", "--note", "Add the tests", "--json"
+    ).json()
+    assert moved["review_cycles"] == 1 and moved["review_ref"]
+    cycle = next((mission / "tasks").glob("*/review-cycle-1.md"))
+    assert "Add the tests" in cycle.read_text()
+    assert "verdict: rejected" in cycle.read_text()
+
+
+def test_rejection_without_feedback_or_note_is_refused(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    to_review(repo)
+    refused = kitty(repo, "move", "WP01", "planned", "--agent", "codex")
+    assert refused.code == 1 and "--note" in refused.err

@@ -147,6 +147,22 @@ def decide(ctx: Context) -> Decision:
     return decision
 
 
+def unmarked_subtasks(
+    board: Board, wps: Mapping[str, WorkPackage], ids: list[str]
+) -> dict[str, list[str]]:
+    """WP -> its subtasks not done, for approved WPs (a rejection resets them; an arbiter
+    approval does not re-mark them). `kitty accept` refuses while any is left."""
+    found: dict[str, list[str]] = {}
+    for w in ids:
+        if board.lane(w) != lanes.APPROVED or w not in wps:
+            continue
+        marks = board.wps[w].subtasks
+        left = [t for t in wps[w].subtasks if marks.get(t) != "done"]
+        if left:
+            found[w] = left
+    return found
+
+
 def _counts(ctx: Context, ids: list[str]) -> dict[str, int]:
     approved = sum(1 for w in ids if ctx.board.lane(w) in lanes.SATISFIED)
     return {"approved_or_done": approved}
@@ -317,6 +333,21 @@ def _decide(ctx: Context) -> Decision:
                 MERGE,
                 "the mission is accepted: merge it",
                 commands=[f"kitty merge --mission {ctx.mission}"],
+            )
+        unmarked = unmarked_subtasks(ctx.board, ctx.wps, remaining)
+        if unmarked:
+            return Decision(
+                ACCEPT,
+                "every work package is approved, but subtasks of "
+                + ", ".join(unmarked)
+                + " are not done (reset by a rejection): mark them done, then accept",
+                commands=[
+                    f"kitty agent tasks mark-status {' '.join(tasks)} --wp {w} "
+                    f"--mission {ctx.mission} --agent {ctx.agent} --status done"
+                    for w, tasks in unmarked.items()
+                ]
+                + [f"kitty accept --mission {ctx.mission}"],
+                blocked_by=[f"{w} subtasks not done: {', '.join(t)}" for w, t in unmarked.items()],
             )
         return Decision(
             ACCEPT,

@@ -10,6 +10,7 @@ from kitty.adapters import eventlog
 from kitty.adapters.files import atomic_write, dump_json
 from kitty.core import lanes
 from kitty.core.clock import format_at
+from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
 from kitty.core.transitions import MoveRequest, check_move, issue_blockers
 from kitty.errors import GitError, GuardRefused, UsageError
@@ -347,7 +348,10 @@ def _after_step(git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any]) 
 def _finish(
     mission: Mission, git: Any, wt: Any, state: dict[str, Any], state_file: Path
 ) -> dict[str, Any]:
-    merged_wps = [w for s in state["steps"] if s["kind"] == "lane" for w in s["wp_ids"]]
+    with_branch = {w for s in state["steps"] if s["kind"] == "lane" for w in s["wp_ids"]}
+    # A WP approved without a lane branch (e.g. an arbiter approval before any
+    # implementation) has no code of its own; the mission's merge completes it too.
+    merged_wps = sort_ids(with_branch | set(_active(mission)))
     policy = mission.policy()
 
     def build(board: Board) -> list[dict[str, Any]]:
@@ -371,7 +375,8 @@ def _finish(
                     check.from_lane,
                     lanes.DONE,
                     "merge",
-                    reason=f"merged in {state.get('merge_commit')}",
+                    reason=f"merged in {state.get('merge_commit')}"
+                    + ("" if wp_id in with_branch else " (no lane branch: nothing of its own)"),
                 )
             )
         meta = dict(mission.meta)

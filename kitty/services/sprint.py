@@ -515,6 +515,15 @@ class Sprint:
             )
         self.emit({"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": note})
 
+    def mark_reset_subtasks(self, mission: Mission, ids: list[str]) -> None:
+        """What `kitty next` prints before ACCEPT: re-mark subtasks a rejection reset on a
+        WP that was then approved (by the arbiter policy) without another implementation."""
+        from kitty.core.decide import unmarked_subtasks
+
+        for wp_id, tasks in unmarked_subtasks(mission.board, mission.wps, ids).items():
+            moves.mark_status(mission, tasks, "done", agent="sprint", wp_text=wp_id)
+            self.emit({"event": "notice", "message": f"{wp_id}: marked {', '.join(tasks)} done"})
+
     def heartbeat(self) -> None:
         """At most once a minute per running agent: proof of life in the log."""
         now = time.monotonic()
@@ -542,6 +551,8 @@ class Sprint:
         )
         result: dict[str, Any] = {"accepted": False, "merged": False}
         if all_approved:
+            self.mark_reset_subtasks(mission, active)
+            mission = self.mission()
             try:
                 accept(mission, "sprint")
                 result["accepted"] = True

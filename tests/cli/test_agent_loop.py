@@ -202,3 +202,56 @@ def test_rejection_without_feedback_or_note_is_refused(repo: Path) -> None:
     to_review(repo)
     refused = kitty(repo, "move", "WP01", "planned", "--agent", "codex")
     assert refused.code == 1 and "--note" in refused.err
+
+
+# -- arbiter approval without implementation: next, accept and merge agree ---------
+
+
+def run_printed(repo: Path, command: str) -> None:
+    import shlex
+
+    argv = shlex.split(command)
+    assert argv[0] == "kitty", command
+    ok(repo, *argv[1:])
+
+
+def test_arbiter_approval_after_rejection_next_and_accept_agree(repo: Path) -> None:
+    """Case 3: a rejection resets subtasks; after an arbiter approval `next` said ACCEPT
+    while `kitty accept` refused. Now `next` prints the re-marking commands first."""
+    make_mission(repo, wps=WPS[:1])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    reject(repo, 1)
+    ok(repo, "move", "WP01", "approved", "--force", "--note", "Arbiter decision: fine as is")
+    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert nxt["action"] == "accept"
+    assert "T001 T002" in nxt["commands"][0] and "mark-status" in nxt["commands"][0]
+    for command in nxt["commands"]:
+        run_printed(repo, command)
+    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert nxt["action"] == "merge"
+
+
+def test_merge_completes_an_approved_wp_without_a_lane_branch(repo: Path) -> None:
+    """Case 2: arbiter-approved, never implemented: merge said `done: -` and `next`
+    answered MERGE forever."""
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    for wp in ("WP01", "WP02"):
+        ok(repo, "move", wp, "approved", "--force", "--note", "Arbiter decision: nothing to do")
+    seen = []
+    for _ in range(6):
+        nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+        seen.append(nxt["action"])
+        if nxt["action"] == "done":
+            break
+        for command in nxt["commands"]:
+            run_printed(repo, command)
+    assert seen[-1] == "done", seen
+    assert "merge" in seen
+    status = ok(repo, "status", "--json").json()
+    assert {w["id"]: w["lane"] for w in status["work_packages"]} == {
+        "WP01": "done",
+        "WP02": "done",
+    }

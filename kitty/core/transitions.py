@@ -111,11 +111,12 @@ def check_move(
     if to_lane == from_lane:
         raise InvalidTransition(f"{wp_id} is already in {to_lane}", "nothing to do")
     if req.force:
-        if not req.actor or not (req.note or "").strip():
+        if not req.actor:
             raise GuardRefused(
-                f"--force on {wp_id} needs a note",
-                'pass --note "why"',
+                f"--force on {wp_id} needs an actor", "pass --agent NAME (or set KITTY_AGENT)"
             )
+        if not (req.note or "").strip():
+            raise GuardRefused(f"--force on {wp_id} needs a note", 'pass --note "why"')
     elif to_lane not in lanes.TRANSITIONS[from_lane]:
         targets = lanes.legal_targets(from_lane)
         if not targets:

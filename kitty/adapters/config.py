@@ -10,6 +10,9 @@ from kitty.adapters.files import atomic_write, read_text
 from kitty.errors import SpecError
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
+#: The largest --review-feedback-file kitty copies into the repository
+#: (`review.max_feedback_bytes` in .kittify/config.yaml).
+DEFAULT_MAX_FEEDBACK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class Config:
     max_cycles: int = 3
     block_at: str = "P2"
     identity: str | None = None
+    max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -95,6 +99,14 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             f"review.block_at must be one of {', '.join(SEVERITIES)}",
             "for example: review: {block_at: P2}",
         )
+    max_feedback = review.get("max_feedback_bytes", DEFAULT_MAX_FEEDBACK_BYTES)
+    if not isinstance(max_feedback, int) or isinstance(max_feedback, bool) or max_feedback < 1:
+        raise SpecError(
+            display,
+            None,
+            "review.max_feedback_bytes must be a whole number of bytes ≥ 1",
+            "for example: review: {max_feedback_bytes: 1048576}",
+        )
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, str):
         raise SpecError(
@@ -106,6 +118,7 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         max_cycles=max_cycles,
         block_at=block_at,
         identity=str(identity) if identity else None,
+        max_feedback_bytes=max_feedback,
         raw=raw,
     )
 

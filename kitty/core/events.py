@@ -220,7 +220,7 @@ def field_problems(data: dict[str, Any]) -> list[str]:
     if actor is not None and not isinstance(actor, str | dict):
         problems.append(f"actor must be a string or an object, not {_type(actor)}")
     if kind == "annotation":
-        return problems
+        return problems + _delta_problems(data.get("delta"))
     for key in ("from_lane", "to_lane"):
         if key in data and not isinstance(data[key], str):
             problems.append(f"{key} must be a string, not {_type(data[key])}")
@@ -236,6 +236,24 @@ def field_problems(data: dict[str, Any]) -> list[str]:
     for key in _OPTIONAL_OBJECT:
         if data.get(key) is not None and not isinstance(data[key], dict):
             problems.append(f"{key} must be an object or null, not {_type(data[key])}")
+    return problems
+
+
+def _delta_problems(delta: Any) -> list[str]:
+    if not isinstance(delta, dict):
+        return []  # the parser already reports it
+    problems = []
+    subtasks = delta.get("subtasks")
+    if subtasks is not None and (
+        not isinstance(subtasks, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in subtasks.items())
+    ):
+        problems.append('delta.subtasks must map subtask ids to statuses, e.g. {"T001": "done"}')
+    if "note" in delta and not isinstance(delta["note"], str):
+        problems.append(f"delta.note must be a string, not {_type(delta['note'])}")
+    claim = delta.get("release_runtime_claim")
+    if claim is not None and not isinstance(claim, bool):
+        problems.append(f"delta.release_runtime_claim must be true or false, not {claim!r}")
     return problems
 
 

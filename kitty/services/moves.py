@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.adapters.config import DEFAULT_MAX_FEEDBACK_BYTES
 from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
@@ -37,15 +39,64 @@ class ReviewDoc:
 _CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
 
 
-def read_feedback(path: Path | None) -> str | None:
+def read_feedback(
+    path: Path | None,
+    root: Path | None = None,
+    max_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES,
+    force: bool = False,
+) -> str | None:
+    """The text of --review-feedback-file, which is copied into the repository.
+
+    Only a regular file of at most `max_bytes` (devices, FIFOs and directories are
+    refused without blocking), inside the repository `root` or the system temp
+    directory unless `force`: `/dev/zero` or `~/.ssh/id_rsa` never end up in a commit.
+    """
     if path is None:
         return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    import tempfile
+
+    real = Path(os.path.realpath(path))
+    allowed = [Path(os.path.realpath(tempfile.gettempdir()))]
+    if root is not None:
+        allowed.append(Path(os.path.realpath(root)))
+    if not force and not any(real == a or a in real.parents for a in allowed):
         raise UsageError(
-            f"cannot read review feedback {path}: {exc}",
+            f"review feedback {path} is outside the repository and the temp directory",
+            "kitty copies it into the repository; move it into the repository or "
+            f"{tempfile.gettempdir()}, or pass --force (with --note) to use it anyway",
+        )
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read review feedback {path}: {exc.strerror or exc}",
             "pass a readable UTF-8 file to --review-feedback-file",
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(
+                f"review feedback {path} is not a regular file (a device, FIFO or directory)",
+                "write the feedback into a file and pass that file",
+            )
+        data = b""
+        while info.st_size <= max_bytes and len(data) <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+        if info.st_size > max_bytes or len(data) > max_bytes:
+            raise UsageError(
+                f"review feedback {path} is larger than {max_bytes} bytes",
+                "shorten it, or raise review.max_feedback_bytes in .kittify/config.yaml",
+            )
+    finally:
+        os.close(fd)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"review feedback {path} is not UTF-8 text", "re-save it as UTF-8"
         ) from None
     if not text.strip():
         raise UsageError(
@@ -118,7 +169,9 @@ def move_task(
     review_doc: ReviewDoc | None = None,
 ) -> dict[str, Any]:
     wp_id = mission.resolve_wp(wp_text)
-    text = read_feedback(feedback_file)
+    text = read_feedback(
+        feedback_file, mission.project.root, mission.config.max_feedback_bytes, force
+    )
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
     actor = mission.actor(agent)
     req = MoveRequest(

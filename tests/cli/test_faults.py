@@ -305,3 +305,30 @@ def test_doctor_fix_leaves_symlinks_to_the_user(repo: Path, tmp_path: Path) -> N
     run = kitty(repo, "doctor", "--fix")
     assert run.code == 1 and "security:" in run.out
     assert target.read_text() == "not json\n"
+
+
+@pytest.mark.parametrize(
+    ("delta", "expected"),
+    [
+        ({"subtasks": ["T001"]}, "delta.subtasks must map"),
+        ({"note": 5}, "delta.note must be a string"),
+        ({"release_runtime_claim": "yes"}, "delta.release_runtime_claim must be true or false"),
+    ],
+)
+def test_doctor_checks_annotation_deltas(
+    repo: Path, delta: dict[str, object], expected: str
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    _append(
+        mission,
+        {
+            "kind": "annotation",
+            "actor": "claude",
+            "at": "2026-01-01T00:00:00+00:00",
+            "event_id": "01KBBBBBBBBBBBBBBBBBBBBBBB",
+            "wp_id": "WP01",
+            "delta": delta,
+        },
+    )
+    problems = kitty(repo, "doctor", "--json").json()["problems"]
+    assert any(expected in p and ":3:" in p for p in problems), problems

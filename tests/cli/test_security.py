@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, kitty, make_mission, ok
+from tests.helpers import Run, git, kitty, make_mission, ok
 
 WPS = [{"wp_id": "WP01", "title": "Module A"}, {"wp_id": "WP02", "title": "Module B"}]
 needs_non_root = pytest.mark.skipif(
@@ -221,3 +221,87 @@ def test_a_committed_symlink_is_caught_after_clone(repo: Path, tmp_path: Path) -
     run = kitty(clone, "move", "WP01", "claimed", "--agent", "claude")
     assert run.code == 1
     assert victim.read_text() == before
+
+
+# -- finding 10: feedback files -------------------------------------------------------------
+
+
+def _to_review(repo: Path) -> None:
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--force", "--note", "x")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+
+
+def _reject(repo: Path, feedback: str, *extra: str) -> Run:
+    return kitty(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        feedback,
+        *extra,
+    )
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "fifo"])
+def test_feedback_from_a_device_or_fifo_is_refused_without_blocking(
+    repo: Path, tmp_path: Path, device: str
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    _to_review(repo)
+    if device == "fifo":
+        device = str(tmp_path / "pipe")
+        os.mkfifo(device)
+    before = _log_lines(mission)
+    run = _reject(repo, device, "--force", "--note", "try anyway")
+    assert run.code == 2
+    assert "not a regular file" in run.err
+    assert _log_lines(mission) == before
+
+
+def test_feedback_outside_repository_and_temp_needs_force(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    mission = make_mission(repo, wps=WPS)
+    _to_review(repo)
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret\n")
+    refused = _reject(repo, str(secret))
+    assert refused.code == 2 and "outside the repository" in refused.err
+    assert not list((mission / "tasks").glob("*/review-cycle-*.md"))
+    inside_tmp = system_tmp / "fb.md"
+    inside_tmp.write_text("fix the tests\n")
+    ok(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        str(inside_tmp),
+    )
+    _to_review(repo)
+    forced = _reject(repo, str(secret), "--force", "--note", "the file is mine")
+    assert forced.code == 0, forced.err
+
+
+def test_feedback_larger_than_the_configured_limit_is_refused(repo: Path, tmp_path: Path) -> None:
+    config = "agents:\n  available: [claude, codex]\nreview:\n  max_feedback_bytes: 16\n"
+    make_mission(repo, wps=WPS, config=config)
+    _to_review(repo)
+    big = tmp_path / "big.md"
+    big.write_text("x" * 17)
+    run = _reject(repo, str(big))
+    assert run.code == 2 and "larger than 16 bytes" in run.err
+    small = tmp_path / "small.md"
+    small.write_text("x" * 16)
+    assert _reject(repo, str(small)).code == 0

@@ -18,10 +18,11 @@ def use_colour() -> bool:
 
 
 def terminal_width() -> int:
-    try:
-        return min(120, max(60, os.get_terminal_size().columns))
-    except OSError:
-        return 80
+    """Columns to render for: $COLUMNS when set (also in pipes), else the terminal's width,
+    else 80. Never below 40; no upper cap, so a wide terminal shows whole titles."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def emit_json(data: Any) -> None:

@@ -26,6 +26,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("KITTY_AGENT", raising=False)
+    monkeypatch.delenv("KITTY_MISSION", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)  # boards render at 80 unless a test sets it
 
 
 @pytest.fixture

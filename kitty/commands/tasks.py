@@ -13,23 +13,38 @@ from kitty.output import emit, terminal_width, use_colour, warn
 
 @click.command()
 @mission_option
+@click.option("--list", "as_list", is_flag=True, help="One line per WP with its full title.")
+@click.option("--all", "show_all", is_flag=True, help="Every card (no `… N more`).")
 @json_option
 @click.pass_context
-def status(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+def status(
+    ctx: click.Context, mission: str | None, as_list: bool, show_all: bool, as_json: bool
+) -> int:
     """Show the kanban board of every work package. Reads only.
 
+    The board fits $COLUMNS (else the terminal, else 80 columns), wraps titles
+    to two lines and collapses a column past 10 cards into `… N more`.
+
     \b
-    Example:
+    Examples:
       kitty status
+      kitty status --list
+      COLUMNS=200 kitty status --all | less -S
       kitty status --mission checkout --json
     """
     from kitty.adapters.eventlog import now_us
-    from kitty.core.render import board_text
+    from kitty.core.render import MAX_CARDS, board_text, list_text
     from kitty.services.board import status_view
 
     view = status_view(open_mission(ctx, mission), now_us())
     warn(view["warnings"])
-    emit(view, "" if as_json else board_text(view, terminal_width(), use_colour()), as_json)
+    if as_json:
+        text = ""
+    elif as_list:
+        text = list_text(view)
+    else:
+        text = board_text(view, terminal_width(), use_colour(), None if show_all else MAX_CARDS)
+    emit(view, text, as_json)
     return 0
 
 

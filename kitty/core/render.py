@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import textwrap
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +13,8 @@ COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Approved", ("approved",)),
     ("Done", ("done",)),
 )
+#: Cards shown per board column before the rest collapse into `… N more` (see --all).
+MAX_CARDS = 10
 CRITICAL_MARK = "◆"  # a WP on the critical path (the heaviest chain of dependencies)
 _COLOURS = {"Planned": "37", "In progress": "33", "Review": "35", "Approved": "36", "Done": "32"}
 
@@ -26,8 +28,70 @@ def paint(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
 
 
+def char_width(char: str) -> int:
+    """Columns a character takes on a terminal: 0 for combining marks and zero-width
+    characters, 2 for East Asian wide/fullwidth ones (CJK, most emoji), else 1."""
+    if char < "\u0300":  # fast path: ASCII and Latin-1
+        return 1 if char >= " " else 0
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def width_of(text: str) -> int:
+    """Display width of `text` in terminal columns."""
+    if text.isascii():
+        return len(text)
+    return sum(char_width(c) for c in text)
+
+
 def clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    """`text` cut to `width` columns, with `…` when something was cut."""
+    if width_of(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        w = char_width(char)
+        if used + w > width - 1:
+            break
+        out.append(char)
+        used += w
+    return "".join(out).rstrip() + "…" if width > 0 else ""
+
+
+def pad(text: str, width: int) -> str:
+    """`text` padded with spaces to `width` columns (ljust that counts wide characters)."""
+    return text + " " * max(0, width - width_of(text))
+
+
+def wrap(text: str, width: int, max_lines: int | None = None, indent: str = "") -> list[str]:
+    """Word-wrap `text` to `width` display columns (continuation lines start with `indent`),
+    in at most `max_lines` lines, the last clipped with `…` when text remains. Words wider
+    than a line are broken; wide characters count twice."""
+    lines: list[str] = []
+    words = text.split()
+    current = ""
+    while words:
+        prefix = indent if lines else ""
+        room = width - width_of(prefix)
+        word = words[0]
+        candidate = f"{current} {word}" if current else word
+        if width_of(candidate) <= room:
+            current = candidate
+            words.pop(0)
+            continue
+        if not current:  # a single word wider than the line: break it
+            cut = clip(word, room + 1)[:-1] or word[:1]
+            current, words[0] = cut, word[len(cut) :]
+        if max_lines is not None and len(lines) + 1 == max_lines:
+            rest = " ".join([current, *words])
+            lines.append(prefix + clip(rest, room))
+            return lines
+        lines.append(prefix + current)
+        current = ""
+    if current or not lines:
+        lines.append((indent if lines else "") + current)
+    return lines
 
 
 def bar(fraction: float, width: int) -> str:
@@ -36,9 +100,11 @@ def bar(fraction: float, width: int) -> str:
 
 
 def card(wp: dict[str, Any], width: int) -> list[str]:
-    """Two or three lines: id + title, then agent / cycle / waits."""
+    """Id + title on up to two lines, then agent / cycle / waits."""
     mark = CRITICAL_MARK if wp.get("critical") else ""
-    head = clip(f"{mark}{wp['id']} {wp['title']}", width)
+    title = " ".join(str(wp["title"]).split())
+    indent = " " * (width_of(f"{mark}{wp['id']} ") if width >= 24 else 1)
+    head = wrap(f"{mark}{wp['id']} {title}", width, 2, indent)
     details = []
     lane = wp.get("lane")
     if lane is None:
@@ -62,7 +128,7 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
         details.append(
             f"on {lease['machine']}" + (" lease expired" if lease.get("expired") else "")
         )
-    lines = [head]
+    lines = list(head)
     if details:
         lines.append(clip(" " + " ".join(details), width))
     waits = wp.get("waits_for") or []
@@ -73,7 +139,11 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
     return lines
 
 
-def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> str:
+def board_text(
+    view: dict[str, Any], width: int = 80, colour: bool = False, max_cards: int | None = MAX_CARDS
+) -> str:
+    """The kanban board in `width` display columns; a column with more than `max_cards`
+    cards shows the first ones and `… N more` (None: every card)."""
     mission = view["mission"]
     wps: Sequence[dict[str, Any]] = view["work_packages"]
     progress = view["progress"]
@@ -82,20 +152,27 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
     ]
     bar_width = max(10, min(30, width - 50))
     out.append(
-        f"Progress {bar(progress['done_percentage'] / 100, bar_width)} "
-        f"{progress['done_percentage']:.0f}% done · {progress['weighted_percentage']:.0f}% weighted"
+        clip(
+            f"Progress {bar(progress['done_percentage'] / 100, bar_width)} "
+            f"{progress['done_percentage']:.0f}% done · "
+            f"{progress['weighted_percentage']:.0f}% weighted",
+            width,
+        )
     )
-    col = max(10, (width - (len(COLUMNS) - 1)) // len(COLUMNS))
+    col = max(6, (width - (len(COLUMNS) - 1)) // len(COLUMNS))
     columns: list[list[str]] = []
     for _title, lane_set in COLUMNS:
         cards = [wp for wp in wps if _lane(wp) in lane_set]
+        shown = cards if max_cards is None or len(cards) <= max_cards else cards[: max_cards - 1]
         lines: list[str] = []
-        for wp in cards:
+        for wp in shown:
             lines.extend(card(wp, col))
+        if len(shown) < len(cards):
+            lines.append(clip(f"… {len(cards) - len(shown)} more", col))
         columns.append(lines)
     header = " ".join(
         paint(
-            clip(f"{t} ({len([w for w in wps if _lane(w) in s])})", col).ljust(col),
+            pad(clip(f"{t} ({len([w for w in wps if _lane(w) in s])})", col), col),
             _COLOURS[t],
             colour,
         )
@@ -105,14 +182,14 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
     out.append(" ".join("─" * col for _ in COLUMNS))
     depth = max((len(c) for c in columns), default=0)
     for row in range(depth):
-        cells = [(c[row] if row < len(c) else "").ljust(col) for c in columns]
+        cells = [pad(c[row] if row < len(c) else "", col) for c in columns]
         out.append(" ".join(cells).rstrip())
     if depth == 0:
         out.append("(no work packages yet: kitty wp add --title ...)")
     parked = []
     if len(view.get("critical_path") or []) > 1:
         legend = f"{CRITICAL_MARK} critical path: " + " → ".join(view["critical_path"])
-        out.extend(textwrap.wrap(legend, width, subsequent_indent="  "))
+        out.extend(wrap(legend, width, indent="  "))
     for lane, label in (("blocked", "Blocked"), ("canceled", "Canceled")):
         items = [w for w in wps if w.get("lane") == lane]
         if items:
@@ -141,6 +218,39 @@ def board_text(view: dict[str, Any], width: int = 80, colour: bool = False) -> s
         parked.append(f"Conflict {conflict['wp_id']}: {conflict['message']}")
         parked.append(f"  resolve: {conflict['commands'][0]}")
     for line in parked:
-        for piece in textwrap.wrap(line, width, subsequent_indent="  "):
+        for piece in wrap(line, width, indent="  "):
             out.append(paint(piece, "31", colour))
+    return "\n".join(out) + "\n"
+
+
+def list_text(view: dict[str, Any]) -> str:
+    """`kitty status --list`: one line per WP with its full title, never clipped."""
+    wps: Sequence[dict[str, Any]] = view["work_packages"]
+    if not wps:
+        return "(no work packages yet: kitty wp add --title ...)\n"
+    id_width = max(width_of(CRITICAL_MARK + w["id"]) for w in wps)
+    lane_width = max(len(_lane(w)) for w in wps)
+    agents = [f"@{w['agent']}" if w.get("agent") else "-" for w in wps]
+    agent_width = max(width_of(a) for a in agents)
+    out = []
+    for wp, agent in zip(wps, agents, strict=True):
+        mark = CRITICAL_MARK if wp.get("critical") else ""
+        extras = []
+        if wp.get("lane") is None:
+            extras.append("unfinalized")
+        if wp.get("stalled"):
+            extras.append("STALLED")
+        if wp.get("conflicts"):
+            extras.append("CONFLICT")
+        if wp.get("review_cycles"):
+            extras.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+        if wp.get("waits_for"):
+            extras.append("waits: " + ",".join(wp["waits_for"]))
+        if wp.get("reason"):
+            extras.append(str(wp["reason"]))
+        tail = f"  [{'; '.join(extras)}]" if extras else ""
+        out.append(
+            f"{pad(mark + wp['id'], id_width)}  {_lane(wp).ljust(lane_width)}  "
+            f"{pad(agent, agent_width)}  {' '.join(str(wp['title']).split())}{tail}"
+        )
     return "\n".join(out) + "\n"

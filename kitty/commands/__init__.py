@@ -9,6 +9,7 @@ def register(root: click.Group) -> None:
     from kitty.commands import (
         actions,
         agent,
+        board,
         demo,
         missions,
         project,
@@ -19,7 +20,8 @@ def register(root: click.Group) -> None:
         team,
     )
 
-    for module in (project, missions, tasks, schedule, actions, review, sprint, demo, team):
+    modules = (project, missions, tasks, board, schedule, actions, review, sprint, demo, team)
+    for module in modules:
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)

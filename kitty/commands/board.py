@@ -1,0 +1,136 @@
+"""`kitty board`: the kanban in a terminal, as one HTML file, or live in a browser."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from kitty.commands.base import cwd, json_option, mission_option, open_mission
+from kitty.output import emit, terminal_width, use_colour, warn
+
+
+@click.command("board")
+@mission_option
+@click.option(
+    "--html",
+    "html_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the board, graph and charts as one self-contained HTML file ('-': stdout).",
+)
+@click.option("--serve", is_flag=True, help="Serve a live, read-only web board until ^C.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="With --serve: the port (0 picks a free one).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="With --serve: the address to listen on (loopback unless --allow-remote).",
+)
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="With --serve: allow a non-loopback --host (everyone who reaches it can read the board).",
+)
+@json_option
+@click.pass_context
+def board(
+    ctx: click.Context,
+    mission: str | None,
+    html_file: Path | None,
+    serve: bool,
+    port: int,
+    host: str,
+    allow_remote: bool,
+    as_json: bool,
+) -> int:
+    """Show the board: in the terminal, as an HTML file, or served live. Reads only.
+
+    Without options this is `kitty status`. --html writes one offline file (inline
+    CSS, JS and SVG: kanban, WP details, dependency graph, cumulative flow, cycle
+    times). --serve runs a local web server whose page updates within a second or
+    two of any change to the mission's log, from any process or worktree.
+
+    \b
+    Examples:
+      kitty board
+      kitty board --html board.html
+      kitty board --serve                      # http://127.0.0.1:8765/
+      kitty board --serve --port 0 --mission checkout
+    """
+    from kitty.errors import UsageError
+
+    if html_file is not None and serve:
+        raise UsageError("--html and --serve do not go together", "run one, then the other")
+    if not serve and (port != 8765 or host != "127.0.0.1" or allow_remote):
+        raise UsageError("--port, --host and --allow-remote only apply to --serve", "add --serve")
+    if serve:
+        return _serve(ctx, mission, host, port, allow_remote)
+    from kitty.adapters.eventlog import now_us
+
+    if html_file is not None:
+        from kitty.adapters.files import atomic_write
+        from kitty.services.webboard import board_model, render_page
+
+        opened = open_mission(ctx, mission)
+        model = board_model(opened, now_us())
+        warn(model["warnings"])
+        page = render_page(model, live=False)
+        if str(html_file) == "-":
+            sys.stdout.write(page)
+            return 0
+        target = html_file if html_file.is_absolute() else cwd(ctx) / html_file
+        atomic_write(target, page)
+        result = {
+            "mission": opened.slug,
+            "html": str(target),
+            "bytes": len(page.encode("utf-8")),
+            "work_packages": len(model["work_packages"]),
+        }
+        emit(
+            result,
+            f"wrote {target} ({result['work_packages']} WPs, {result['bytes']} bytes)",
+            as_json,
+        )
+        return 0
+    from kitty.core.render import board_text
+    from kitty.services.board import status_view
+
+    view = status_view(open_mission(ctx, mission), now_us())
+    warn(view["warnings"])
+    emit(view, "" if as_json else board_text(view, terminal_width(), use_colour()), as_json)
+    return 0
+
+
+def _serve(
+    ctx: click.Context, mission: str | None, host: str, port: int, allow_remote: bool
+) -> int:
+    from kitty.services.webserve import is_loopback, make_server, serve
+
+    server = make_server(cwd(ctx), mission, host, port, allow_remote)
+    if not is_loopback(host):
+        warn(
+            [
+                f"serving on {host}, which is not loopback: anyone who can reach it can read "
+                "every mission in this repository (no authentication, no TLS)"
+            ]
+        )
+
+    def ready(url: str) -> None:
+        slug = server.hub.default_mission
+        click.echo(f"kitty board: {url}?mission={slug}  (read-only, live; ^C stops)")
+        sys.stdout.flush()
+
+    serve(server, ready)
+    click.echo("kitty board: stopped", err=True)
+    return 0
+
+
+COMMANDS = [board]

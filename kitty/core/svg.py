@@ -1,0 +1,385 @@
+"""Pictures drawn by kitty as SVG: the dependency graph and the cumulative flow chart.
+
+Pure functions of plain data (no networkx, no I/O), so the web board, the static
+HTML export and the tests all draw the same picture. Every label is escaped; the
+colours are CSS custom properties, so the page decides light or dark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+from itertools import pairwise
+from typing import Any
+
+CRITICAL_MARK = "◆"
+NODE_W = 168
+NODE_H = 46
+GAP_X = 56
+GAP_Y = 14
+PAD = 12
+
+#: The board's columns, bottom band first in the flow chart (done at the bottom: a burn-up).
+FLOW_BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Done", ("done",)),
+    ("Approved", ("approved",)),
+    ("Review", ("for_review", "in_review")),
+    ("In progress", ("claimed", "in_progress")),
+    ("Planned", ("planned",)),
+    ("Blocked", ("blocked",)),
+)
+BAND_OF = {lane: name for name, lanes in FLOW_BANDS for lane in lanes}
+
+
+def esc(text: Any) -> str:
+    return escape(str(text), quote=True)
+
+
+# -- layered layout -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Node id -> (layer, slot): columns left to right, slots top to bottom."""
+
+    positions: dict[str, tuple[int, int]]
+    layers: list[list[str]]
+
+
+def layered_layout(
+    order: Sequence[str], deps: Mapping[str, Sequence[str]], group: Mapping[str, str]
+) -> Layout:
+    """A Sugiyama-style layering of the dependency DAG.
+
+    Layer = length of the longest dependency chain leading to the WP (roots at 0).
+    Within a layer WPs start grouped by execution lane (`group`), then a few
+    barycentre sweeps pull each WP next to its dependencies and dependents to
+    cut edge crossings. Deterministic: same input, same picture. WPs caught in a
+    cycle (which finalize refuses) are placed by their order instead of hanging.
+    """
+    known = set(order)
+    preds = {n: [d for d in deps.get(n, ()) if d in known and d != n] for n in order}
+    succs: dict[str, list[str]] = {n: [] for n in order}
+    for node, parents in preds.items():
+        for parent in parents:
+            succs[parent].append(node)
+    layer: dict[str, int] = {}
+    pending = {n: len(preds[n]) for n in order}
+    ready = [n for n in order if pending[n] == 0]
+    while ready:
+        node = ready.pop()
+        layer[node] = max((layer[p] + 1 for p in preds[node]), default=0)
+        for child in succs[node]:
+            pending[child] -= 1
+            if pending[child] == 0:
+                ready.append(child)
+    deepest = max(layer.values(), default=-1)
+    for node in order:  # a cycle: put what is left after everything else
+        layer.setdefault(node, deepest + 1)
+    rank = {n: i for i, n in enumerate(order)}
+    group_rank: dict[str, int] = {}
+    for node in order:
+        group_rank.setdefault(group.get(node, ""), len(group_rank))
+    layers: list[list[str]] = [[] for _ in range(max(layer.values(), default=-1) + 1)]
+    for node in sorted(order, key=lambda n: (group_rank[group.get(n, "")], rank[n])):
+        layers[layer[node]].append(node)
+    slot = {n: i for nodes in layers for i, n in enumerate(nodes)}
+
+    def sweep(nodes: list[str], neighbours: dict[str, list[str]]) -> None:
+        def centre(n: str) -> float:
+            near = neighbours[n]
+            return sum(slot[m] for m in near) / len(near) if near else float(slot[n])
+
+        nodes.sort(key=lambda n: (centre(n), group_rank[group.get(n, "")], rank[n]))
+        for i, n in enumerate(nodes):
+            slot[n] = i
+
+    for _ in range(4):
+        for nodes in layers[1:]:
+            sweep(nodes, preds)
+        for nodes in reversed(layers[:-1]):
+            sweep(nodes, succs)
+    return Layout({n: (layer[n], slot[n]) for n in order}, layers)
+
+
+# -- dependency graph ------------------------------------------------------------------
+
+
+def lane_hues(lanes: Sequence[str]) -> dict[str, int]:
+    """A stable, well-spread hue per execution lane (golden-angle steps)."""
+    return {lane: round((i * 137.508) % 360) for i, lane in enumerate(lanes)}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) -> str:
+    """The WP dependency graph as one <svg>: a box per WP, coloured and labelled by lane.
+
+    `nodes`: dicts with `id`, `title`, `lane` (board state), `dependencies` and
+    `execution_lane`. Critical-path WPs and the edges between them carry the
+    class `critical` (thick red) and `◆` in their label. Each box is a link-like
+    group with `data-wp`, `tabindex` and a <title> holding the full text.
+    """
+    order = [str(n["id"]) for n in nodes]
+    by_id = {str(n["id"]): n for n in nodes}
+    deps = {i: [str(d) for d in by_id[i].get("dependencies") or []] for i in order}
+    group = {i: str(by_id[i].get("execution_lane") or "") for i in order}
+    layout = layered_layout(order, deps, group)
+    lanes_seen = list(dict.fromkeys(group[i] for i in order))
+    hues = lane_hues(lanes_seen)
+    critical = set(critical_path)
+    crit_edges = set(pairwise(critical_path))
+    columns = max(len(layout.layers), 1)
+    rows = max((len(layer) for layer in layout.layers), default=1)
+    legend_h = 26
+    width = PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X
+    height = PAD * 2 + legend_h + rows * NODE_H + (rows - 1) * GAP_Y
+
+    def xy(node: str) -> tuple[int, int]:
+        col, row = layout.positions[node]
+        return PAD + col * (NODE_W + GAP_X), PAD + legend_h + row * (NODE_H + GAP_Y)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="kitty-graph" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'aria-label="Dependency graph: {len(order)} work packages, '
+        f'critical path {esc(" → ".join(critical_path) or "none")}">',
+        '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'class="arrow"/></marker><marker id="kg-arrow-crit" viewBox="0 0 10 10" refX="9" '
+        'refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>',
+    ]
+    # Legend: one swatch per execution lane, named (colour is never the only cue).
+    x = PAD
+    out.append('<g class="legend">')
+    for lane in lanes_seen:
+        label = lane or "no lane"
+        out.append(
+            f'<rect x="{x}" y="{PAD}" width="12" height="12" rx="2" class="lane-fill" '
+            f'style="--lane-h:{hues[lane]}"/><text x="{x + 16}" y="{PAD + 10}">{esc(label)}</text>'
+        )
+        x += 24 + 7 * len(label)
+    if critical:
+        out.append(
+            f'<text x="{x}" y="{PAD + 10}" class="critical-label">'
+            f"{CRITICAL_MARK} critical path</text>"
+        )
+    out.append("</g>")
+    out.append('<g class="edges">')
+    for node in order:
+        for dep in deps[node]:
+            if dep not in layout.positions or dep == node:
+                continue
+            x1, y1 = xy(dep)
+            x2, y2 = xy(node)
+            sx, sy = x1 + NODE_W, y1 + NODE_H // 2
+            ex, ey = x2 - 2, y2 + NODE_H // 2
+            bend = max(24, (ex - sx) // 2)
+            is_crit = (dep, node) in crit_edges
+            cls = "edge critical" if is_crit else "edge"
+            marker = "kg-arrow-crit" if is_crit else "kg-arrow"
+            out.append(
+                f'<path class="{cls}" data-from="{esc(dep)}" data-to="{esc(node)}" '
+                f'd="M{sx},{sy} C{sx + bend},{sy} {ex - bend},{ey} {ex},{ey}" '
+                f'marker-end="url(#{marker})"/>'
+            )
+    out.append("</g>")
+    out.append('<g class="nodes">')
+    for node in order:
+        data = by_id[node]
+        x, y = xy(node)
+        lane = group[node]
+        state = str(data.get("lane") or "unfinalized")
+        title = str(data.get("title") or "")
+        is_crit = node in critical
+        mark = f"{CRITICAL_MARK} " if is_crit else ""
+        sub = f"{lane or 'no lane'} · {state.replace('_', ' ')}"
+        cls = "node critical" if is_crit else "node"
+        tip = f"{node} {title} — {state}, {lane or 'no lane'}" + (
+            ", on the critical path" if is_crit else ""
+        )
+        out.append(
+            f'<g class="{cls}" data-wp="{esc(node)}" data-lane="{esc(lane)}" '
+            f'data-state="{esc(state)}" data-critical="{"true" if is_crit else "false"}" '
+            f'tabindex="0" role="button" aria-label="{esc(tip)}">'
+            f"<title>{esc(tip)}</title>"
+            f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
+            f'class="lane-fill box" style="--lane-h:{hues[lane]}"/>'
+            f'<text x="{x + 8}" y="{y + 18}" class="label">'
+            f'<tspan class="wp-id">{esc(mark + node)}</tspan> {esc(_clip(title, 18))}</text>'
+            f'<text x="{x + 8}" y="{y + 36}" class="sub">{esc(_clip(sub, 26))}</text></g>'
+        )
+    out.append("</g></svg>")
+    return "".join(out)
+
+
+# -- cumulative flow and cycle times ---------------------------------------------------
+
+
+def flow_series(
+    transitions: Sequence[tuple[int, str, str]], ids: Sequence[str], max_points: int = 300
+) -> list[dict[str, Any]]:
+    """WPs per board column over time, from `(at_us, wp_id, to_lane)` in log order.
+
+    One point per transition, thinned to at most `max_points` (the last state in
+    each time slice wins, and the final state is always kept). WPs in `ids` that
+    have no transition yet count as planned; canceled WPs leave the chart.
+    """
+    lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
+    counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
+    counts["Planned"] = len(lane_of)
+
+    def move(wp_id: str, to_lane: str) -> None:
+        old = lane_of.get(wp_id)
+        if old is not None and old in BAND_OF:
+            counts[BAND_OF[old]] -= 1
+        lane_of[wp_id] = to_lane
+        if to_lane in BAND_OF:
+            counts[BAND_OF[to_lane]] += 1
+
+    points: list[dict[str, Any]] = []
+    for at_us, wp_id, to_lane in transitions:
+        move(wp_id, to_lane)
+        point = {"at_us": at_us, "counts": dict(counts)}
+        if points and points[-1]["at_us"] == at_us:
+            points[-1] = point
+        else:
+            points.append(point)
+    if len(points) <= max_points:
+        return points
+    start, end = points[0]["at_us"], points[-1]["at_us"]
+    span = max(1, end - start)
+    thinned: dict[int, dict[str, Any]] = {}
+    for point in points:
+        thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
+    return [thinned[k] for k in sorted(thinned)]
+
+
+def cycle_times(
+    transitions: Sequence[tuple[int, str, str]],
+) -> dict[str, dict[str, int | None]]:
+    """Per WP: when work started (first claim), when it was first approved or done,
+    and the cycle time between them in seconds (None while unfinished)."""
+    started: dict[str, int] = {}
+    finished: dict[str, int] = {}
+    for at_us, wp_id, to_lane in transitions:
+        if to_lane in ("claimed", "in_progress"):
+            started.setdefault(wp_id, at_us)
+        elif to_lane in ("approved", "done") and wp_id in started:
+            finished.setdefault(wp_id, at_us)
+    result: dict[str, dict[str, int | None]] = {}
+    for wp_id, start in started.items():
+        end = finished.get(wp_id)
+        result[wp_id] = {
+            "started_us": start,
+            "finished_us": end,
+            "seconds": None if end is None else max(0, (end - start) // 1_000_000),
+        }
+    return result
+
+
+def _fmt_time(at_us: int, span_us: int) -> str:
+    seconds = at_us / 1_000_000
+    fmt = "%H:%M:%S" if span_us < 3_600_000_000 else "%m-%d %H:%M"
+    return time.strftime(fmt, time.gmtime(seconds))
+
+
+def flow_svg(
+    points: Sequence[Mapping[str, Any]],
+    until_us: int | None = None,
+    width: int = 720,
+    height: int = 260,
+) -> str:
+    """The cumulative flow diagram as stacked areas, Done at the bottom (the burn-up).
+
+    The last state is drawn up to `until_us` (the time of the picture) when later.
+    """
+    left, right, top, bottom = 40, 130, 12, 28
+    plot_w, plot_h = width - left - right, height - top - bottom
+    names = [name for name, _ in FLOW_BANDS]
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="kitty-flow" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+    )
+    if not points:
+        return (
+            head + 'aria-label="Cumulative flow: no transitions yet">'
+            f'<text x="{width // 2}" y="{height // 2}" text-anchor="middle" class="empty">'
+            "No transitions yet</text></svg>"
+        )
+    if until_us is not None and until_us > int(points[-1]["at_us"]):
+        points = [*points, {"at_us": until_us, "counts": points[-1]["counts"]}]
+    start, end = int(points[0]["at_us"]), int(points[-1]["at_us"])
+    span = max(1, end - start)
+    total: int = max(max(int(sum(p["counts"].values())) for p in points), 1)
+    final = points[-1]["counts"]
+
+    def px(at_us: int) -> float:
+        return left + (at_us - start) * plot_w / span if end > start else left + plot_w
+
+    def py(value: float) -> float:
+        return top + plot_h - value * plot_h / total
+
+    desc = ", ".join(f"{n} {final.get(n, 0)}" for n in names)
+    out = [head + f'aria-label="Cumulative flow, now: {esc(desc)}">']
+    # Steps: a count holds until the next transition.
+    xs: list[float] = []
+    stacks: list[list[float]] = []
+    for i, point in enumerate(points):
+        acc = 0.0
+        level = []
+        for name in names:
+            acc += point["counts"].get(name, 0)
+            level.append(acc)
+        if i:
+            xs.append(px(int(point["at_us"])))
+            stacks.append(stacks[-1])
+        xs.append(px(int(point["at_us"])))
+        stacks.append(level)
+    if end == start:
+        xs = [left, left + plot_w]
+        stacks = [stacks[-1], stacks[-1]]
+    for band, name in enumerate(names):
+        upper = [f"{x:.1f},{py(s[band]):.1f}" for x, s in zip(xs, stacks, strict=True)]
+        lower = [
+            f"{x:.1f},{py(s[band - 1] if band else 0):.1f}"
+            for x, s in zip(reversed(xs), reversed(stacks), strict=True)
+        ]
+        cls = "band-" + name.lower().replace(" ", "-")
+        out.append(
+            f'<polygon class="band {cls}" points="{" ".join(upper + lower)}">'
+            f"<title>{esc(name)}: {final.get(name, 0)} now</title></polygon>"
+        )
+    # Axes and labels.
+    out.append(
+        f'<line class="axis" x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
+        f'y2="{top + plot_h}"/><line class="axis" x1="{left}" y1="{top}" x2="{left}" '
+        f'y2="{top + plot_h}"/>'
+    )
+    for value in sorted({0, total // 2, total}):
+        out.append(
+            f'<text class="tick" x="{left - 6}" y="{py(value) + 4:.1f}" '
+            f'text-anchor="end">{value}</text>'
+        )
+    for at_us, anchor in ((start, "start"), (end, "end")):
+        out.append(
+            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}">'
+            f"{_fmt_time(at_us, span)} UTC</text>"
+        )
+    # Legend with the current count per band (text, not colour alone).
+    y = top + 4
+    for name in reversed(names):
+        cls = "band-" + name.lower().replace(" ", "-")
+        out.append(
+            f'<rect class="band {cls}" x="{width - right + 12}" y="{y}" width="12" height="12"/>'
+            f'<text class="legend" x="{width - right + 30}" y="{y + 10}">'
+            f"{esc(name)} {final.get(name, 0)}</text>"
+        )
+        y += 18
+    out.append("</svg>")
+    return "".join(out)

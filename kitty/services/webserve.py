@@ -1,0 +1,304 @@
+"""`kitty board --serve`: a read-only local web board, live through server-sent events.
+
+Standard library only (`http.server.ThreadingHTTPServer`): the board needs four
+routes, one long-lived event stream per tab and no templates beyond one page, so a
+framework would add start-up cost and a dependency for nothing.
+
+Routes: `/` (the page, `?mission=SLUG`), `/api/board` (the same data as JSON),
+`/events` (an SSE stream: one `board` event whenever the mission's files change,
+seen by polling their stat every `POLL_S`; a comment line every `PING_S` keeps
+the connection honest) and `/healthz`. Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from kitty.adapters import eventlog, layout
+from kitty.errors import KittyError, UsageError
+from kitty.services import webboard
+from kitty.services.workspace import Mission
+
+POLL_S = 0.25
+PING_S = 15.0
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` names is a loopback address."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)
+
+
+@dataclass
+class Snapshot:
+    version: str
+    model: dict[str, Any]
+    payload: str  # page_json(model), built once and shared by every client
+
+
+@dataclass
+class Hub:
+    """One cached snapshot per mission, rebuilt only when the mission's files change."""
+
+    root: Path
+    default_mission: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    cache: dict[str, Snapshot] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @cached_property
+    def project(self) -> layout.Project:
+        return layout.find_project(self.root)
+
+    def resolve(self, name: str | None) -> str:
+        return layout.resolve_mission(self.project, name or self.default_mission)
+
+    def version(self, slug: str) -> str:
+        return webboard.signature(self.project, slug)
+
+    def snapshot(self, slug: str) -> Snapshot:
+        with self.lock:
+            version = self.version(slug)
+            cached = self.cache.get(slug)
+            if cached is not None and cached.version == version:
+                return cached
+            mission = Mission.open(self.root, slug)
+            model = webboard.board_model(mission, eventlog.now_us())
+            model["version"] = version
+            model["live"] = True
+            snap = Snapshot(version, model, webboard.page_json(model))
+            self.cache[slug] = snap
+            return snap
+
+
+def default_mission(root: Path, name: str | None) -> str:
+    """The mission to open first: the one asked for, the only one, or the latest changed."""
+    project = layout.find_project(root)
+    if name is not None:
+        return layout.resolve_mission(project, name)
+    missions = layout.list_missions(project)
+    if len(missions) <= 1:
+        return layout.resolve_mission(project, None)
+
+    def changed(slug: str) -> float:
+        try:
+            return (project.specs_dir / slug / "status.events.jsonl").stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return max(missions, key=lambda s: (changed(s), s))
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: BoardServer
+    protocol_version = "HTTP/1.1"
+    server_version = "kitty-board"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.quiet:
+            return
+        super().log_message(format, *args)
+
+    # -- helpers -----------------------------------------------------------------------
+    def _headers(self, status: int, ctype: str, length: int | None, extra: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        for key, value in extra.items():
+            self.send_header(key, value)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def _send(
+        self, status: int, ctype: str, body: str, extra: dict[str, str] | None = None
+    ) -> None:
+        data = body.encode("utf-8")
+        self._headers(status, ctype, len(data), extra or {})
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _error(self, status: int, message: str) -> None:
+        self._send(status, "text/plain; charset=utf-8", message + "\n")
+
+    def _host_ok(self) -> bool:
+        """Refuse other Host names on a loopback server (DNS rebinding)."""
+        if self.server.allow_remote:
+            return True
+        host = (self.headers.get("Host") or "").strip()
+        if host.startswith("["):
+            name = host[1 : host.find("]")] if "]" in host else host
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        return name.lower() in LOOPBACK_NAMES or _is_ip_loopback(name)
+
+    # -- routes --------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "forbidden host")
+            return
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        names = query.get("mission")
+        mission_name = names[0] if names else None
+        routes: dict[str, Callable[[str | None, dict[str, list[str]]], None]] = {
+            "/": self._page,
+            "/index.html": self._page,
+            "/api/board": self._api,
+            "/events": self._events,
+            "/healthz": lambda _m, _q: self._send(200, "text/plain; charset=utf-8", "ok\n"),
+        }
+        route = routes.get(url.path)
+        if route is None:
+            self._error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        try:
+            route(mission_name, query)
+        except KittyError as exc:
+            self._error(HTTPStatus.NOT_FOUND, f"{exc.message}\n{exc.hint or ''}".strip())
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_POST(self) -> None:
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the board is read-only")
+
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
+    def _page(self, name: str | None, _query: dict[str, list[str]]) -> None:
+        hub = self.server.hub
+        snap = hub.snapshot(hub.resolve(name))
+        page = webboard.render_page(snap.model, live=True)
+        csp = webboard.content_security_policy(live=True)
+        self._send(200, "text/html; charset=utf-8", page, {"Content-Security-Policy": csp})
+
+    def _api(self, name: str | None, _query: dict[str, list[str]]) -> None:
+        hub = self.server.hub
+        snap = hub.snapshot(hub.resolve(name))
+        self._send(200, "application/json; charset=utf-8", snap.payload)
+
+    def _events(self, name: str | None, query: dict[str, list[str]]) -> None:
+        hub = self.server.hub
+        slug = hub.resolve(name)
+        seen = (query.get("since") or [""])[0]
+        self._headers(200, "text/event-stream; charset=utf-8", None, {"Connection": "keep-alive"})
+        self.close_connection = True
+        self.wfile.write(b"retry: 1000\n\n")
+        self.wfile.flush()
+        last_ping = time.monotonic()
+        while not hub.stop.is_set():
+            if hub.version(slug) != seen:
+                snap = hub.snapshot(slug)
+                seen = snap.version
+                self.wfile.write(f"event: board\nid: {seen}\ndata: {snap.payload}\n\n".encode())
+                self.wfile.flush()
+            elif time.monotonic() - last_ping >= PING_S:
+                self.wfile.write(b": ping\n\n")
+                self.wfile.flush()
+                last_ping = time.monotonic()
+            hub.stop.wait(POLL_S)
+
+
+def _is_ip_loopback(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class BoardServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], hub: Hub, allow_remote: bool, quiet: bool):
+        self.hub = hub
+        self.allow_remote = allow_remote
+        self.quiet = quiet
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, Handler)
+
+
+def make_server(
+    root: Path,
+    mission: str | None,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    quiet: bool = True,
+) -> BoardServer:
+    """Bind the board (nothing served yet). Refuses a non-loopback host unless allowed."""
+    if not is_loopback(host) and not allow_remote:
+        raise UsageError(
+            f"refusing to serve the board on {host}, which is not a loopback address",
+            "anyone who can reach that address could read every mission in this repository; "
+            "add --allow-remote if that is what you want",
+        )
+    hub = Hub(root, default_mission(root, mission))
+    hub.snapshot(hub.default_mission)  # fail early on an unreadable mission
+    try:
+        return BoardServer((host.strip("[]"), port), hub, allow_remote, quiet)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            "pick another port with --port N (0 picks a free one)",
+        ) from None
+
+
+def url_of(server: BoardServer) -> str:
+    raw, port = server.server_address[:2]
+    host = raw.decode() if isinstance(raw, bytes) else str(raw)
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+def serve(server: BoardServer, on_ready: Callable[[str], None]) -> None:
+    """Serve until ^C or SIGTERM (or `server.shutdown()`); then end every event stream
+    and close the socket."""
+    restore: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        # A shell starts background jobs with SIGINT ignored; ^C and `kill` must still stop us.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            restore[sig] = signal.signal(sig, _interrupt)
+    on_ready(url_of(server))
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.hub.stop.set()
+        server.server_close()
+        for sig, handler in restore.items():
+            signal.signal(sig, handler)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

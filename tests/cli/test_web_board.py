@@ -1,0 +1,283 @@
+"""`kitty board --html/--serve` without a browser: the file, the server, the event stream.
+
+The page itself is exercised in a real browser by tests/browser/.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kitty.services import webserve
+from tests.helpers import git, kitty, kitty_argv, make_mission, ok
+
+EVIL = '</script><img src=x onerror="alert(1)"> & "quotes"'
+WPS = [
+    {"wp_id": "WP01", "title": "Cart API", "owned": ["src/cart/**"], "subtasks": ["T001"]},
+    {"wp_id": "WP02", "title": EVIL, "deps": ["WP01"], "owned": ["web/**"], "name": "WP02-x.md"},
+    {"wp_id": "WP03", "title": "Checkout", "deps": ["WP02"], "owned": ["src/checkout/**"]},
+    {"wp_id": "WP04", "title": "Docs", "owned": ["docs/**"]},
+]
+
+
+def page_data(html: str) -> dict[str, Any]:
+    match = re.search(r'<script id="kitty-data" type="application/json">(.*?)</script>', html, re.S)
+    assert match, "the page carries its data"
+    data: dict[str, Any] = json.loads(match.group(1))
+    return data
+
+
+def tree_state(repo: Path) -> dict[str, tuple[int, int]]:
+    """Every file under the repo (and .git) with its size and mtime."""
+    state = {}
+    for path in sorted(repo.rglob("*")):
+        if path.is_file():
+            st = path.stat()
+            state[str(path.relative_to(repo))] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def test_html_export_is_one_self_contained_file(repo: Path, tmp_path: Path) -> None:
+    make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    before = tree_state(repo)
+    out = tmp_path / "board.html"
+    run = ok(repo, "board", "--html", str(out), "--json").json()
+    assert run["work_packages"] == 4 and run["html"] == str(out)
+    assert tree_state(repo) == before, "exporting writes nothing in the repository"
+    html = out.read_text()
+    data = page_data(html)
+    assert data["live"] is False
+    assert [w["id"] for w in data["work_packages"]] == ["WP01", "WP02", "WP03", "WP04"]
+    lanes = {w["id"]: w["lane"] for w in data["work_packages"]}
+    assert lanes == {"WP01": "claimed", "WP02": "planned", "WP03": "planned", "WP04": "planned"}
+    assert data["critical_path"] == ["WP01", "WP02", "WP03"]
+    # Offline: nothing is loaded from anywhere (the SVG namespace is an identifier, not a fetch).
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "@import" not in html and "url(http" not in html
+    # The only executable script is the one the CSP hash allows.
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in html and "connect-src 'none'" in html
+    # A hostile title stays text: never raw in the HTML, intact in the data.
+    assert "<img src=x" not in html and data["work_packages"][1]["title"] == EVIL
+    graph = data["graph_svg"]
+    assert len(re.findall(r'class="node( critical)?"', graph)) == 4
+    assert graph.count('class="node critical"') == 3
+    assert graph.count('class="edge critical"') == 2
+    assert "&lt;/script&gt;&lt;img" in graph
+    assert 'class="band band-in-progress"' in data["flow_svg"]
+    wp1 = data["work_packages"][0]
+    assert wp1["timeline"][-1]["to"] == "claimed" and wp1["timeline"][-1]["who"] == "claude"
+    assert wp1["dependents"] == ["WP02"] and wp1["subtasks"] == {"T001": "planned"}
+    assert wp1["branch"] == "kitty/mission-demo-01ABCDEF-lane-a"
+    assert wp1["worktree"] == ".worktrees/demo-01ABCDEF-lane-a"
+    assert wp1["started_at"] and wp1["cycle_time_s"] is None
+
+
+def test_html_to_stdout_and_terminal_board(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    html = ok(repo, "board", "--html", "-").out
+    assert html.startswith("<!doctype html>") and len(page_data(html)["work_packages"]) == 4
+    text = ok(repo, "board").out
+    assert text == ok(repo, "status").out
+    assert ok(repo, "board", "--json").json()["critical_path"] == ["WP01", "WP02", "WP03"]
+
+
+def test_board_options_are_checked(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    both = kitty(repo, "board", "--html", "x.html", "--serve")
+    assert both.code == 2 and "do not go together" in both.err
+    stray = kitty(repo, "board", "--port", "9000")
+    assert stray.code == 2 and "only apply to --serve" in stray.err
+    remote = kitty(repo, "board", "--serve", "--host", "0.0.0.0")
+    assert remote.code == 2 and "not a loopback address" in remote.err
+    assert "--allow-remote" in remote.err
+    assert not (repo / "x.html").exists()
+
+
+def test_loopback_detection() -> None:
+    for host in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"):
+        assert webserve.is_loopback(host), host
+    for host in ("0.0.0.0", "::", "192.168.1.20", "10.0.0.1", "example.invalid"):
+        assert not webserve.is_loopback(host), host
+
+
+@contextmanager
+def running(repo: Path, mission: str | None = None) -> Iterator[webserve.BoardServer]:
+    server = webserve.make_server(repo, mission, "127.0.0.1", 0, allow_remote=False)
+    thread = threading.Thread(target=webserve.serve, args=(server, lambda url: None), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.hub.stop.set()
+        server.shutdown()
+        thread.join(5)
+        assert not thread.is_alive()
+
+
+def get(
+    server: webserve.BoardServer, path: str, method: str = "GET", host: str | None = None
+) -> tuple[int, dict[str, str], str]:
+    port = server.server_address[1]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"Host": host} if host else {}
+    conn.request(method, path, headers=headers)
+    resp = conn.getresponse()
+    body = resp.read().decode()
+    conn.close()
+    return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+
+
+def test_server_routes_are_read_only_and_loopback_only(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    before = tree_state(repo)
+    with running(repo) as server:
+        status, headers, body = get(server, "/")
+        assert status == 200 and headers["content-type"].startswith("text/html")
+        assert "script-src 'sha256-" in headers["content-security-policy"]
+        assert "connect-src 'self'" in headers["content-security-policy"]
+        data = page_data(body)
+        assert data["live"] is True and data["version"]
+        status, _, body = get(server, "/api/board")
+        assert status == 200 and len(json.loads(body)["work_packages"]) == 4
+        assert get(server, "/healthz")[0] == 200
+        assert get(server, "/nope")[0] == 404
+        assert get(server, "/", method="POST")[0] == 405
+        assert get(server, "/", host="evil.example:80")[0] == 403  # DNS rebinding
+        assert get(server, "/", host="localhost:1234")[0] == 200
+        status, _, body = get(server, "/?mission=zzz")
+        assert status == 404 and "no mission named 'zzz'" in body
+    assert tree_state(repo) == before, "serving writes nothing in the repository"
+
+
+def read_event(resp: http.client.HTTPResponse, deadline: float) -> dict[str, Any] | None:
+    """The next `board` event's data, or None at the deadline."""
+    event = None
+    while time.monotonic() < deadline:
+        line = resp.fp.readline().decode()
+        if not line:
+            return None
+        line = line.rstrip("\n")
+        if line.startswith("event: "):
+            event = line[len("event: ") :]
+        elif line.startswith("data: ") and event == "board":
+            data: dict[str, Any] = json.loads(line[len("data: ") :])
+            return data
+    return None
+
+
+def test_a_move_in_another_process_reaches_the_stream_within_2s(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    with running(repo) as server:
+        version = json.loads(get(server, "/api/board")[2])["version"]
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+        conn.request("GET", f"/events?since={version}")
+        resp = conn.getresponse()
+        assert resp.status == 200 and resp.getheader("Content-Type", "").startswith(
+            "text/event-stream"
+        )
+        time.sleep(0.6)  # a few polls with nothing changed: no event may be sent for them
+        subprocess.run(
+            kitty_argv(repo, "move", "WP04", "claimed", "--agent", "codex"),
+            check=True,
+            capture_output=True,
+        )
+        moved = time.monotonic()
+        data = read_event(resp, moved + 5)
+        latency = time.monotonic() - moved
+        resp.close()
+        conn.close()
+    assert data is not None
+    lanes = {w["id"]: w["lane"] for w in data["work_packages"]}
+    assert lanes["WP04"] == "claimed", "the first event is the change, not a repeat"
+    assert latency < 2.0, f"update took {latency:.2f}s"
+
+
+def test_the_mission_switcher_serves_every_mission(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    make_mission(repo, slug="other-01ABCDEG", wps=[{"wp_id": "WP01", "title": "Other"}])
+    with running(repo, "demo") as server:
+        data = page_data(get(server, "/")[2])
+        assert data["mission"]["slug"] == "demo-01ABCDEF"
+        assert data["missions"] == ["demo-01ABCDEF", "other-01ABCDEG"]
+        other = page_data(get(server, "/?mission=other")[2])
+        assert [w["title"] for w in other["work_packages"]] == ["Other"]
+    # Without --mission the most recently changed mission opens first.
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude", "--mission", "other")
+    assert webserve.default_mission(repo, None) == "other-01ABCDEG"
+
+
+def test_serve_prints_the_url_and_stops_cleanly_on_ctrl_c(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "mission")
+    proc = subprocess.Popen(
+        kitty_argv(repo, "board", "--serve", "--port", "0"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?mission=demo-01ABCDEF", line)
+        assert match, line
+        conn = http.client.HTTPConnection("127.0.0.1", int(match.group(1)), timeout=10)
+        conn.request("GET", "/events")
+        stream = conn.getresponse()
+        assert stream.status == 200
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=10)
+        stream.close()
+        conn.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _, err = proc.communicate(timeout=10)  # also closes the pipes
+    assert code == 0, err
+    assert "stopped" in err and "Traceback" not in err
+    assert git(repo, "status", "--porcelain") == ""
+
+
+PROBE = """
+import sys
+from kitty.cli import cli, run
+code = run(cli, sys.argv[1:])
+web = sorted(m for m in ("http.server", "kitty.services.webboard", "kitty.services.webserve",
+                         "kitty.core.svg", "socketserver") if m in sys.modules)
+print("WEB=" + ",".join(web), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["board", "--help"], ["status"], ["board"]])
+def test_the_web_board_is_imported_only_when_used(repo: Path, args: list[str]) -> None:
+    make_mission(repo, wps=WPS)
+    argv = args if args[-1] == "--help" else ["-C", str(repo), *args]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WEB=\n" in done.stderr, done.stderr

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.errors import EnvironmentProblem, SpecError
+from kitty.errors import EnvironmentProblem, SpecError, UsageError
 
 _UMASK: list[int] = []
 
@@ -102,6 +103,54 @@ def read_text(path: Path, display: str) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise SpecError(display, None, "not UTF-8 text", "re-save it as UTF-8") from None
+
+
+def read_user_file(
+    path: Path,
+    what: str,
+    max_bytes: int,
+    allowed: list[Path] | None = None,
+    limit_hint: str = "shorten it, or raise review.max_feedback_bytes in .kittify/config.yaml",
+) -> bytes:
+    """Bytes of a file named on the command line that kitty copies into the repository.
+
+    Only a regular file (a device, FIFO or directory is refused before reading, and
+    opening never blocks), of at most `max_bytes`, and, when `allowed` is given,
+    inside one of those directories after resolving symlinks. Raises UsageError.
+    """
+    real = Path(os.path.realpath(path))
+    if allowed is not None:
+        roots = [Path(os.path.realpath(a)) for a in allowed]
+        if not any(real == r or r in real.parents for r in roots):
+            raise UsageError(
+                f"{what} {path} is outside the repository and the temp directory",
+                "kitty copies it into the repository; move it into the repository or "
+                f"{tempfile.gettempdir()}, or pass --force (with --note) to use it anyway",
+            )
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | contain.CLOEXEC)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read {what} {path}: {exc.strerror or exc}", "pass a readable regular file"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(
+                f"{what} {path} is not a regular file (a device, FIFO or directory)",
+                "write the content into a file and pass that file",
+            )
+        data = b""
+        while info.st_size <= max_bytes and len(data) <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+        if info.st_size > max_bytes or len(data) > max_bytes:
+            raise UsageError(f"{what} {path} is larger than {max_bytes} bytes", limit_hint)
+        return data
+    finally:
+        os.close(fd)
 
 
 def read_json(path: Path, display: str) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from kitty import SCHEMA
 from kitty.adapters.config import DEFAULT_MAX_FEEDBACK_BYTES
 from kitty.adapters.eventlog import now_us
-from kitty.adapters.files import atomic_write
+from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.state import Board
@@ -55,43 +54,8 @@ def read_feedback(
         return None
     import tempfile
 
-    real = Path(os.path.realpath(path))
-    allowed = [Path(os.path.realpath(tempfile.gettempdir()))]
-    if root is not None:
-        allowed.append(Path(os.path.realpath(root)))
-    if not force and not any(real == a or a in real.parents for a in allowed):
-        raise UsageError(
-            f"review feedback {path} is outside the repository and the temp directory",
-            "kitty copies it into the repository; move it into the repository or "
-            f"{tempfile.gettempdir()}, or pass --force (with --note) to use it anyway",
-        )
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read review feedback {path}: {exc.strerror or exc}",
-            "pass a readable UTF-8 file to --review-feedback-file",
-        ) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(
-                f"review feedback {path} is not a regular file (a device, FIFO or directory)",
-                "write the feedback into a file and pass that file",
-            )
-        data = b""
-        while info.st_size <= max_bytes and len(data) <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - len(data))
-            if not chunk:
-                break
-            data += chunk
-        if info.st_size > max_bytes or len(data) > max_bytes:
-            raise UsageError(
-                f"review feedback {path} is larger than {max_bytes} bytes",
-                "shorten it, or raise review.max_feedback_bytes in .kittify/config.yaml",
-            )
-    finally:
-        os.close(fd)
+    allowed = None if force else [Path(tempfile.gettempdir()), *([root] if root else [])]
+    data = read_user_file(path, "review feedback", max_bytes, allowed)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.adapters.files import read_user_file
 from kitty.core import lanes
 from kitty.core.findings import Merged, Report, blocking, counts, merge, render_cycle
 from kitty.core.formats import read_report
@@ -16,6 +17,10 @@ from kitty.services.moves import ReviewDoc, move_task, next_cycle_number
 from kitty.services.workspace import Mission
 
 _CYCLE_REF = re.compile(r"review-cycle-(\d+)\.md$")
+
+
+#: The largest findings file kitty reads (a reviewer's report, not a dump).
+MAX_FINDINGS_BYTES = 8 << 20
 
 
 def load_reports(
@@ -28,9 +33,11 @@ def load_reports(
     errors: list[SpecError] = []
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}", "pass a readable JSON file") from None
+            text = read_user_file(
+                path, "findings file", MAX_FINDINGS_BYTES, limit_hint="split the report"
+            ).decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"findings file {path} is not UTF-8", "pass a JSON file") from None
         try:
             reports.append(read_report(str(path), text, fmt, agent))
         except SpecError as exc:

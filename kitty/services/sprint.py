@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from kitty.adapters import eventlog
+from kitty.adapters import contain, eventlog
 from kitty.adapters.agentrun import AgentRun
 from kitty.adapters.agents import MANUAL, Backend, Dispatch, backend_for
 from kitty.core import lanes
@@ -131,6 +131,7 @@ class Sprint:
         if self.opts.dry_run:
             return self.dry_run()
         mission = self.mission()
+        contain.check(self.log_dir)  # a committed `.kittify/runs` symlink: refuse up front
         lock_path = mission.project.lock_path(f"sprint-{self.slug}")
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(lock_path), timeout=0)

@@ -305,3 +305,33 @@ def test_feedback_larger_than_the_configured_limit_is_refused(repo: Path, tmp_pa
     small = tmp_path / "small.md"
     small.write_text("x" * 16)
     assert _reject(repo, str(small)).code == 0
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
+def test_findings_from_a_device_or_fifo_are_refused_without_blocking(
+    repo: Path, tmp_path: Path, device: str
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    _to_review(repo)
+    if device == "fifo":
+        device = str(tmp_path / "pipe")
+        os.mkfifo(device)
+    before = _log_lines(mission)
+    run = kitty(repo, "review", "submit", "WP01", "--findings", device, "--agent", "codex")
+    assert run.code == 2 and "not a regular file" in run.err, run.err
+    assert _log_lines(mission) == before
+
+
+def test_sprint_refuses_a_committed_runs_symlink_before_claiming(
+    repo: Path, tmp_path: Path
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    outside = tmp_path / "runs-elsewhere"
+    outside.mkdir()
+    (repo / ".kittify" / "runs").symlink_to(outside, target_is_directory=True)
+    before = _log_lines(mission)
+    run = kitty(repo, "sprint", "--implementer", "claude", "--reviewer", "codex")
+    assert run.code == 1
+    _one_line_error(run.err, ".kittify/runs", "symbolic link")
+    assert list(outside.iterdir()) == []
+    assert _log_lines(mission) == before

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -63,6 +65,8 @@ def git_daemon(base: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(os.environ),
+        # `git daemon` runs git-daemon as a child: kill the whole group, or the server outlives the test.
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 10
@@ -76,5 +80,6 @@ def git_daemon(base: Path) -> Iterator[str]:
             raise RuntimeError("git daemon did not start")
         yield f"git://127.0.0.1:{port}"
     finally:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

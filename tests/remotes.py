@@ -65,7 +65,8 @@ def git_daemon(base: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(os.environ),
-        # `git daemon` runs git-daemon as a child: kill the whole group, or the server outlives the test.
+        # `git daemon` runs git-daemon as a child: kill the whole group, or the server
+        # outlives the test.
         start_new_session=True,
     )
     try:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +35,14 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "repo")
+
+
+_SESSION_START = time.time()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the browser tests' measured figures (tests/browser), when this run made them."""
+    figures = Path(__file__).resolve().parents[1] / "build" / "browser" / "figures.json"
+    if figures.is_file() and figures.stat().st_mtime >= _SESSION_START:
+        terminalreporter.write_sep("-", "web board in a real browser (build/browser/)")
+        terminalreporter.write_line(figures.read_text().rstrip())

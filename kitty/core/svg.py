@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 from itertools import pairwise
 from typing import Any
@@ -104,6 +105,16 @@ def layered_layout(
     return Layout({n: (layer[n], slot[n]) for n in order}, layers)
 
 
+@lru_cache(maxsize=16)
+def _cached_layout(
+    order: tuple[str, ...], deps: tuple[tuple[str, ...], ...], group: tuple[str, ...]
+) -> Layout:
+    """The layout only depends on the graph: a live board redraws many lane changes with one."""
+    return layered_layout(
+        order, dict(zip(order, deps, strict=True)), dict(zip(order, group, strict=True))
+    )
+
+
 # -- dependency graph ------------------------------------------------------------------
 
 
@@ -128,7 +139,9 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
     by_id = {str(n["id"]): n for n in nodes}
     deps = {i: [str(d) for d in by_id[i].get("dependencies") or []] for i in order}
     group = {i: str(by_id[i].get("execution_lane") or "") for i in order}
-    layout = layered_layout(order, deps, group)
+    layout = _cached_layout(
+        tuple(order), tuple(tuple(deps[i]) for i in order), tuple(group[i] for i in order)
+    )
     lanes_seen = list(dict.fromkeys(group[i] for i in order))
     hues = lane_hues(lanes_seen)
     critical = set(critical_path)
@@ -148,10 +161,12 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'aria-label="Dependency graph: {len(order)} work packages, '
         f'critical path {esc(" → ".join(critical_path) or "none")}">',
-        '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-        'class="arrow"/></marker><marker id="kg-arrow-crit" viewBox="0 0 10 10" refX="9" '
-        'refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
+        '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
+        'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" class="arrow"/></marker>'
+        '<marker id="kg-arrow-crit" viewBox="0 0 10 10" refX="9" '
+        'refY="5" markerWidth="12" markerHeight="12" markerUnits="userSpaceOnUse" '
+        'orient="auto-start-reverse">'
         '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>',
     ]
     # Legend: one swatch per execution lane, named (colour is never the only cue).

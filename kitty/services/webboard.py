@@ -195,19 +195,20 @@ def board_model(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     }
 
 
-def signature(project: layout.Project, slug: str) -> str:
+def signature(project: layout.Project, slug: str, with_log: bool = True) -> str:
     """Changes whenever anything the board shows changes: the log, lanes.json, meta,
-    the WP files, the config, review and run-log folders. Stats only (cheap)."""
+    the WP files, the config, the run-log folder. Stats only (cheap)."""
     base = project.specs_dir / slug
     parts = []
     paths = [
-        base / "status.events.jsonl",
         base / "lanes.json",
         base / "meta.json",
         base / "tasks",
         project.config_path,
         project.kittify / "runs",
     ]
+    if with_log:
+        paths.insert(0, base / "status.events.jsonl")
     with contextlib.suppress(OSError):
         paths += sorted(Path(e.path) for e in os.scandir(base / "tasks") if e.name.endswith(".md"))
     for path in paths:

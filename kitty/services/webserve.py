@@ -66,6 +66,7 @@ class Hub:
     default_mission: str
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache: dict[str, Snapshot] = field(default_factory=dict)
+    missions: dict[str, tuple[str, Mission]] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     @cached_property
@@ -85,12 +86,23 @@ class Hub:
             if cached is not None and cached.version == version:
                 return cached
             mission = Mission.open(self.root, slug)
+            files = webboard.signature(self.project, slug, with_log=False)
+            previous = self.missions.get(slug)
+            if previous is not None and previous[0] == files:
+                # Only the log changed (the usual case): keep the parsed WP files.
+                old = previous[1].__dict__
+                mission.__dict__.update({k: old[k] for k in _FILE_READS if k in old})
             model = webboard.board_model(mission, eventlog.now_us())
             model["version"] = version
             model["live"] = True
             snap = Snapshot(version, model, webboard.page_json(model))
             self.cache[slug] = snap
+            self.missions[slug] = (files, mission)
             return snap
+
+
+#: What a Mission reads from files other than the log (reused while their stats hold).
+_FILE_READS = ("meta", "config", "specset", "lanes_doc", "wp_paths")
 
 
 def default_mission(root: Path, name: str | None) -> str:

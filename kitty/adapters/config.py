@@ -13,6 +13,7 @@ SEVERITIES = ("P0", "P1", "P2", "P3")
 #: The largest --review-feedback-file kitty copies into the repository
 #: (`review.max_feedback_bytes` in .kittify/config.yaml).
 DEFAULT_MAX_FEEDBACK_BYTES = 1 << 20
+SOFT_CAP = 999  # review.cap: soft -- no rejection cap
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         raise SpecError(
             display, None, "agents.available must be a list of names", "write it as [claude, codex]"
         )
-    max_cycles = review.get("max_cycles", 3)
+    # One counter: review.max_rounds (the review panel's word) is an alias of max_cycles.
+    max_cycles = review.get("max_cycles", review.get("max_rounds", 3))
     if not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1:
         raise SpecError(
             display,
@@ -91,6 +93,8 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             "review.max_cycles must be a whole number ≥ 1",
             "for example: review: {max_cycles: 3}",
         )
+    if review.get("cap") == "soft":
+        max_cycles = SOFT_CAP  # the panel warns every soft_warn_rounds instead of stopping
     block_at = str(review.get("block_at", "P2")).upper()
     if block_at not in SEVERITIES:
         raise SpecError(

@@ -155,4 +155,272 @@ def show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) -> 
     return 0
 
 
+def _progress(event: dict[str, Any]) -> None:
+    detail = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
+    click.echo(f"review panel: {event['event']} {detail}", err=True)
+
+
+def _loop_text(data: dict[str, Any]) -> str:
+    lines = []
+    if data["loop_verdict"] == "CONVERGED":
+        lines.append(f"CONVERGED at round {data['round']}. No blocking findings remain.")
+    elif data["loop_verdict"] == "HALT":
+        c = data.get("counts") or {}
+        lines += [
+            f"HALT: {data['reason']} at round {data['round']}.",
+            f"Findings path: {data.get('artifact_path')}",
+            f"HALT file: {data['halt_file']}",
+        ]
+        if c:
+            lines.append("Finding count: " + ", ".join(f"{n} {s}" for s, n in c.items()))
+        for number, chunk in enumerate(data.get("question_chunks") or [], 1):
+            lines.append(f"Questions (ask {number}):")
+            for q in chunk:
+                options = " | ".join(o.get("label", "?") for o in q.get("options", []))
+                lines.append(f"  {q.get('id')}: {q.get('question')} [{options}]")
+        lines.append(f"Next: {data['hint']}")
+    else:
+        lines.append(f"{data['loop_verdict']} at round {data['round']}")
+    for f in data["findings"]:
+        lines.append(
+            f"  {f.get('rc_id')} [{f['severity']}] {f['location']} {f['title']} "
+            f"({', '.join(f['reviewers'])})"
+        )
+    return "\n".join(lines)
+
+
+@review.command("run")
+@click.argument("wp_id", metavar="WP")
+@click.option(
+    "--panel",
+    "panel",
+    metavar="P1,P2",
+    help="Personas (default: review.panel, or "
+    "chosen from the diff: lite roster for small diffs, full plus conditional ones).",
+)
+@click.option(
+    "--agents",
+    metavar="A,B",
+    help="Reviewer agents, assigned to personas in turn "
+    "(default: review.panel_agents or agents.available, never the implementer).",
+)
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(min=1),
+    help="HALT after this many rounds (default review.max_rounds, else review.max_cycles).",
+)
+@click.option(
+    "--challenge",
+    is_flag=True,
+    default=None,
+    help="A contrarian marks each finding "
+    "VALID or INVALID (with a disproving path:line); INVALID never blocks.",
+)
+@click.option("--challenger", metavar="NAME", help="The contrarian's agent.")
+@click.option("--implementer", metavar="NAME", help="Who fixes (default: the WP's implementer).")
+@click.option(
+    "--test-command",
+    metavar="CMD",
+    help="Run after each fix (default "
+    "review.test_command); failing 4 times HALTs with tests_failing.",
+)
+@click.option(
+    "--depth",
+    type=click.Choice(["auto", "full"]),
+    default=None,
+    help="full: never the lite roster.",
+)
+@click.option("--timeout", type=click.IntRange(min=1), default=None, help="Seconds per agent run.")
+@agent_option
+@mission_option
+@json_option
+@click.pass_context
+def run(
+    ctx: click.Context,
+    wp_id: str,
+    panel: str | None,
+    agents: str | None,
+    max_rounds: int | None,
+    challenge: bool | None,
+    challenger: str | None,
+    implementer: str | None,
+    test_command: str | None,
+    depth: str | None,
+    timeout: int | None,
+    agent: str | None,
+    mission: str | None,
+    as_json: bool,
+) -> int:
+    """Run the review panel on a WP: rounds of reviewers, fixes, until CONVERGED or HALT.
+
+    Each round runs every persona as a fresh agent process on the full diff
+    (waves of KITTY_REVIEW_CONCURRENCY, default 6) and writes
+    tasks/<WP>/review/round-<R>/<persona>.json and merged.json. No blocking
+    finding: CONVERGED, the WP is approved. Otherwise the round is recorded as
+    changes requested (review-cycle-N.md, RC<round>-<n> ids), the implementer
+    gets a fix dispatch and review.test_command runs; then the next round.
+    HALT (max rounds, blocker questions, failing tests, a failed reviewer)
+    writes tasks/<WP>/review-halt-<R>-<ts>.json, exits 1 and leaves the WP to
+    the arbiter or `kitty review answer`.
+
+    \b
+    Example:
+      kitty review run WP01 --panel correctness,testing,security --agents codex,gemini
+      kitty review run WP01 --json
+    """
+    import shlex
+    from dataclasses import replace
+
+    from kitty.commands.base import cwd, split_csv
+    from kitty.services.panel import HALT, Loop, Settings
+
+    repo = cwd(ctx)
+    m = open_mission(ctx, mission)
+    settings = Settings.from_config(m.config.raw, m.config.max_cycles)
+    overrides: dict[str, Any] = {}
+    if panel:
+        overrides["panel"] = split_csv(panel)
+    if agents:
+        overrides["agents"] = split_csv(agents)
+    if max_rounds is not None:
+        if max_rounds > m.config.max_cycles:
+            from kitty.errors import UsageError
+
+            raise UsageError(
+                f"--max-rounds {max_rounds} is above review.max_cycles ({m.config.max_cycles}): "
+                "rounds and review cycles are one counter, and a run may only lower it",
+                f"raise it for the project: review: {{max_rounds: {max_rounds}}} in "
+                ".kittify/config.yaml",
+            )
+        overrides["max_rounds"] = max_rounds
+    if challenge is not None:
+        overrides["challenge"] = challenge
+    if test_command:
+        overrides["test_command"] = shlex.split(test_command)
+    for key, value in (
+        ("challenger", challenger),
+        ("implementer", implementer),
+        ("depth", depth),
+        ("timeout", timeout),
+    ):
+        if value is not None:
+            overrides[key] = value
+    runner = m.actor(agent)
+    if runner:
+        overrides["runner"] = runner
+    loop = Loop(repo, m.slug, wp_id, replace(settings, **overrides), _progress)
+    result = loop.run()
+    emit(result, _loop_text(result), as_json)
+    return 1 if result["loop_verdict"] == HALT else 0
+
+
+@review.command("answer")
+@click.argument("wp_id", metavar="WP")
+@click.option(
+    "--answer",
+    "answers",
+    multiple=True,
+    metavar="ID=LABEL",
+    help="The chosen option for a blocker question (repeatable).",
+)
+@click.option("--note", "notes", multiple=True, metavar="ID=TEXT", help="A note for a question.")
+@click.option(
+    "--continue", "keep_going", is_flag=True, help="After a soft warning: run one more round."
+)
+@mission_option
+@json_option
+@click.pass_context
+def answer(
+    ctx: click.Context,
+    wp_id: str,
+    answers: tuple[str, ...],
+    notes: tuple[str, ...],
+    keep_going: bool,
+    mission: str | None,
+    as_json: bool,
+) -> int:
+    """Answer a HALTed panel's blocker questions (or continue after a soft warning).
+
+    Without --answer it shows the open questions, at most four at a time.
+    When every question is answered the fix is dispatched again with the
+    answers and the loop goes on with the next round.
+
+    \b
+    Example:
+      kitty review answer WP01 --answer q1=keep-api --note q1="callers depend on it"
+      kitty review answer WP01 --continue
+    """
+    from kitty.commands.base import cwd
+    from kitty.errors import UsageError
+    from kitty.services.panel import HALT
+    from kitty.services.panel import answer as run_answer
+
+    def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
+        out = {}
+        for value in values:
+            key, sep, rest = value.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"{flag} {value!r} is not ID=VALUE", f"for example {flag} q1=A")
+            out[key.strip()] = rest.strip()
+        return out
+
+    m = open_mission(ctx, mission)
+    result = run_answer(
+        cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
+        keep_going, _progress,
+    )  # fmt: skip
+    if "pending" in result:
+        lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]
+        for q in result["ask"]:
+            options = " | ".join(o.get("label", "?") for o in q.get("options", []))
+            lines.append(f"  {q['id']}: {q['question']} [{options}]")
+        lines.append(
+            f"answer with: kitty review answer {result['wp_id']} --mission {m.slug} "
+            "--answer <id>=<label>"
+        )
+        emit(result, "\n".join(lines), as_json)
+        return 0
+    emit(result, _loop_text(result), as_json)
+    return 1 if result["loop_verdict"] == HALT else 0
+
+
+@review.command("personas")
+@json_option
+@click.pass_context
+def personas(ctx: click.Context, as_json: bool) -> int:
+    """The reviewer personas: built in, and overridden in .kittify/config.yaml.
+
+    Always-on personas form the full roster; conditional ones join when the diff
+    shows their trigger; a small low-risk diff gets the lite roster
+    (correctness, project-standards). Override or add personas under
+    review.personas (focus, prompt, when: always|conditional|off, trigger).
+
+    \b
+    Example:
+      kitty review personas --json
+    """
+    from kitty.adapters import config as config_adapter
+    from kitty.adapters.layout import find_project
+    from kitty.commands.base import cwd
+    from kitty.core.personas import catalogue
+    from kitty.errors import NotARepo
+
+    try:
+        raw = config_adapter.load(find_project(cwd(ctx)).config_path).raw
+    except NotARepo:  # outside a project: the built-in catalogue
+        raw = {}
+    review_cfg = raw.get("review") if isinstance(raw.get("review"), dict) else {}
+    cat = catalogue((review_cfg or {}).get("personas"))
+    data = {"personas": [p.to_json() for p in cat.values()]}
+    lines = []
+    for p in cat.values():
+        tag = "lite " if p.name in ("correctness", "project-standards") else ""
+        when = p.when if not p.trigger else f"{p.when}: {p.trigger}"
+        lines.append(
+            f"{p.name:<24} {tag}{when} — {p.focus}" + (" (config)" if p.source == "config" else "")
+        )
+    emit(data, "\n".join(lines), as_json)
+    return 0
+
+
 COMMANDS = [review]

@@ -20,7 +20,7 @@ from kitty.core.model import WorkPackage, wp_number
 from kitty.core.schedule import chain_weights
 from kitty.core.snapshot import progress, sort_ids
 from kitty.core.state import Board, WPState
-from kitty.core.transitions import arbiter_commands, at_cycle_cap
+from kitty.core.transitions import arbiter_commands, at_cycle_cap, halted
 
 IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
 ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
@@ -210,6 +210,26 @@ def work_queues(
     return Queues(reviews, fixes, sorted(capped, key=lambda w: wp_number(w) or 0), fresh, weights)
 
 
+def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
+    """A review panel HALTed on `w`: answer its questions, or decide as the arbiter."""
+    reason = st.scalars.get("review_halt_reason") or "halt"
+    commands = list(arbiter_commands(w, ctx.mission))
+    if reason == "blocker":
+        commands.insert(0, f"kitty review answer {w} --mission {ctx.mission} --answer <id>=<label>")
+    elif reason == "soft_warn":
+        commands.insert(0, f"kitty review answer {w} --mission {ctx.mission} --continue")
+    commands.append(f"kitty review run {w} --mission {ctx.mission}")
+    return Decision(
+        ARBITER,
+        f"{w}: the review panel HALTed ({reason}) at round {st.scalars.get('review_round')}; "
+        f"see {st.scalars.get('review_halt')}",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        commands,
+        lane=ctx.wp_lane.get(w),
+    )
+
+
 def _decide(ctx: Context) -> Decision:
     ids = sort_ids(ctx.wps)
     if not ids:
@@ -297,6 +317,8 @@ def _decide(ctx: Context) -> Decision:
     if queues.capped:
         w = queues.capped[0]
         st = _state(ctx, w)
+        if halted(st):
+            return _halt_decision(ctx, w, st)
         return Decision(
             ARBITER,
             f"{w} was rejected {st.review_cycles} times (cap "

@@ -65,8 +65,19 @@ def arbiter_commands(wp_id: str, mission: str) -> list[str]:
     ]
 
 
+def halted(state: WPState) -> bool:
+    """An open review-panel HALT: its artifact is named and the WP is parked in planned."""
+    return bool(state.scalars.get("review_halt")) and state.lane in (
+        lanes.PLANNED,
+        lanes.IN_PROGRESS,
+    )
+
+
 def at_cycle_cap(state: WPState | None, max_cycles: int) -> bool:
-    """True when the WP was rejected `max_cycles` times and no verdict came after."""
+    """True when the WP was rejected `max_cycles` times and no verdict came after, or a
+    review panel HALTed on it (`kitty review run`): either way it waits for an arbiter."""
+    if state is not None and halted(state):
+        return True
     if state is None or state.review_cycles < max_cycles or not state.reviews:
         return False
     return state.reviews[-1].verdict == "changes_requested" and state.arbiter is None

@@ -3,6 +3,12 @@
 It logs its argv (and stdin) as a JSON line to $FAKE_AGENT_LOG, then acts on
 the prompt like a well-behaved agent, or misbehaves when asked to:
 FAKE_<NAME>_MODE = ok | fail | noop | hang | slow, FAKE_<NAME>_REJECT = WP02,...
+
+Review panels (`kitty review run`): $FAKE_PANEL_SCRIPT names a JSON file scripting
+each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage"}},
+"challenge": {"<round>": [verdicts]}, "fix": {"<round>": [return payload per attempt]}}.
+A reviewer with nothing scripted finds nothing; a fix with nothing scripted is done.
+A fix payload with "status": "blocker" makes no edits (unless it says "edit": true).
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ def main() -> int:
         return 0
     if mode == "slow":
         time.sleep(float(os.environ.get("FAKE_SLOW_SECONDS", "3")))
+    if panel(prompt):
+        return 0
     mission = re.search(r"--mission (\S+)", prompt).group(1)  # type: ignore[union-attr]
     header = re.search(r"^# (Implement|Fix|Review) (WP\d+)", prompt, re.M)
     assert header, prompt[:300]
@@ -134,6 +142,71 @@ def main() -> int:
         "Review passed",
     )
     return 0
+
+
+def script() -> dict:  # type: ignore[type-arg]
+    path = os.environ.get("FAKE_PANEL_SCRIPT")
+    return json.loads(Path(path).read_text()) if path else {}
+
+
+def field(prompt: str, name: str) -> str | None:
+    match = re.search(rf"^{name}: (.+)$", prompt, re.M)
+    return match.group(1).strip() if match else None
+
+
+def panel(prompt: str) -> bool:
+    """Play a panel reviewer, the contrarian, or the implementer's fix. False: not a panel run."""
+    round_no = field(prompt, "Round")
+    if prompt.startswith("# Panel review"):
+        persona, out = field(prompt, "Persona"), field(prompt, "Write your findings to")
+        plan = script().get("review", {}).get(round_no, {}).get(persona, [])
+        if plan == "fail":
+            sys.exit(4)
+        text = (
+            "{not json"
+            if plan == "garbage"
+            else json.dumps({"reviewer": f"{persona}@{NAME}", "findings": plan})
+        )
+        Path(str(out)).write_text(text)
+        return True
+    if prompt.startswith("# Challenge review findings"):
+        out = field(prompt, "Write your verdicts to")
+        verdicts = script().get("challenge", {}).get(round_no, [])
+        Path(str(out)).write_text(json.dumps({"verdicts": verdicts}))
+        return True
+    ret = field(prompt, "Fix return file")
+    if ret is None:
+        return False
+    attempt = int(re.search(r"fix-(\d+)\.return\.json$", ret).group(1))  # type: ignore[union-attr]
+    plans = script().get("fix", {}).get(round_no, [])
+    payload = plans[attempt - 1] if attempt <= len(plans) else {"status": "done"}
+    mission = re.search(r"--mission (\S+)", prompt).group(1)  # type: ignore[union-attr]
+    wp = re.search(r"^# (?:Implement|Fix) (WP\d+)", prompt, re.M).group(1)  # type: ignore[union-attr]
+    if payload.get("status") != "blocker" or payload.get("edit"):
+        name = f"impl_{wp.lower()}.txt"
+        Path(name).write_text(f"{wp} fixed by {NAME}: round {round_no} attempt {attempt}\n")
+        kitty("safe-commit", name, "-m", f"fix({wp}): round {round_no}")
+    tasks = re.search(r"mark-status ((?:T\d+ ?)+) --mission", prompt)
+    if tasks and payload.get("status") != "blocker":
+        kitty("agent", "tasks", "mark-status", *tasks.group(1).split(), "--status", "done",
+              "--mission", mission)  # fmt: skip
+    if payload.get("status") != "blocker":
+        kitty(
+            "agent",
+            "tasks",
+            "move-task",
+            wp,
+            "--to",
+            "for_review",
+            "--mission",
+            mission,
+            "--agent",
+            os.environ.get("KITTY_AGENT", NAME),
+            "--note",
+            "fixed",
+        )
+    Path(ret).write_text(json.dumps({k: v for k, v in payload.items() if k != "edit"}))
+    return True
 
 
 if __name__ == "__main__":

@@ -1,0 +1,508 @@
+"""`kitty review run`: the panel's round loop with fake reviewer CLIs (real processes, real git).
+
+Acceptance checks 7-12 of REVIEW-LOOP.md §6 are marked `# check N`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kitty.errors import UsageError
+from kitty.services.panel import blocker_problems, chunks, concurrency, waves
+from tests.helpers import git, install_fakes, kitty_argv, make_mission, ok
+
+FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
+NAMES = ("claude", "codex", "gemini")
+MISSION = "demo-01ABCDEF"
+THREE = "correctness,testing,security"
+
+
+@pytest.fixture
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    install_fakes(tmp_path / "bin", NAMES, f"#!{sys.executable}\n{FAKE.read_text()}", monkeypatch)
+    log = tmp_path / "agents.jsonl"
+    log.touch()
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
+    monkeypatch.delenv("KITTY_REVIEW_CONCURRENCY", raising=False)
+    return log
+
+
+def calls(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def prompts(log: Path) -> list[str]:
+    out = []
+    for call in calls(log):
+        argv = call["argv"]
+        out.append(call["stdin"] or (argv[argv.index("-p") + 1] if "-p" in argv else ""))
+    return out
+
+
+def p1(signature: str = "auth-bypass", severity: str = "P1") -> dict[str, Any]:
+    return {
+        "severity": severity,
+        "kind": "security",
+        "location": "impl_wp01.txt:1",
+        "signature": signature,
+        "title": "Token check can be skipped",
+        "detail": "an empty token passes",
+        "suggested_fix": "reject empty tokens",
+        "confidence": 100,
+        "first_evidence": "if token == expected",
+    }
+
+
+def ready_for_review(repo: Path, config: str = "") -> Path:
+    """WP01 implemented by claude (a real commit in its lane worktree), waiting for review."""
+    mission = make_mission(
+        repo,
+        wps=[{"wp_id": "WP01", "title": "Alpha", "subtasks": ["T001"]}],
+        config="agents:\n  available: [claude, codex, gemini]\n" + config,
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    claimed = ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json").json()
+    ws = Path(claimed["workspace"])
+    (ws / "impl_wp01.txt").write_text("WP01 first cut\n")
+    ok(ws, "safe-commit", "impl_wp01.txt", "-m", "feat(WP01): first cut")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude")
+    return mission
+
+
+def run(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        kitty_argv(repo, *args),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def panel(
+    repo: Path, tmp: Path, scripted: dict[str, Any], *args: str, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    path = tmp / "panel-script.json"
+    path.write_text(json.dumps(scripted))
+    done = run(
+        repo,
+        "review",
+        "run",
+        "WP01",
+        "--json",
+        *args,
+        env={"FAKE_PANEL_SCRIPT": str(path), **(env or {})},
+    )
+    assert done.stdout.startswith("{"), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def answer(repo: Path, tmp: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    done = run(
+        repo,
+        "review",
+        "answer",
+        "WP01",
+        "--json",
+        *args,
+        env={"FAKE_PANEL_SCRIPT": str(tmp / "panel-script.json")},
+    )
+    assert done.stdout.startswith("{"), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def counting_test(counter: Path, passes_after: int | None) -> str:
+    """A review.test_command that appends an x to `counter` and fails (until it passes)."""
+    script = counter.with_suffix(".py")
+    limit = -1 if passes_after is None else passes_after
+    script.write_text(
+        "import pathlib, sys\n"
+        f"p = pathlib.Path({str(counter)!r})\n"
+        "n = len(p.read_text()) if p.exists() else 0\n"
+        "p.write_text('x' * (n + 1))\n"
+        f"sys.exit(0 if {limit} >= 0 and n >= {limit} else 1)\n"
+    )
+    return f"{sys.executable} {script}"
+
+
+def status(repo: Path) -> dict[str, Any]:
+    return ok(repo, "status", "--json").json()["work_packages"][0]  # type: ignore[no-any-return]
+
+
+# -- pure parts ------------------------------------------------------------------------
+def test_check_7_waves_and_concurrency() -> None:  # check 7
+    assert [len(w) for w in waves(list(range(13)), 6)] == [6, 6, 1]
+    assert concurrency({}) == 6 and concurrency({"KITTY_REVIEW_CONCURRENCY": "2"}) == 2
+    for bad in ("0", "-1", "six", ""):
+        with pytest.raises(UsageError):
+            concurrency({"KITTY_REVIEW_CONCURRENCY": bad})
+
+
+def test_check_9_question_chunks_and_blocker_shape() -> None:  # check 9 (shape)
+    q = [
+        {"id": f"q{i}", "question": "?", "header": "h", "options": [{"label": "A"}, {"label": "B"}]}
+        for i in range(5)
+    ]
+    assert [len(c) for c in chunks(q)] == [4, 1]
+    assert blocker_problems({"questions": q}) == []
+    assert blocker_problems({"questions": []})
+    one = [{**q[0], "options": [{"label": "A"}]}]
+    five = [{**q[0], "options": [{"label": x} for x in "ABCDE"]}]
+    assert blocker_problems({"questions": one}) and blocker_problems({"questions": five})
+    assert blocker_problems({"questions": [{"id": "q1", "options": q[0]["options"]}]})
+
+
+# -- the loop ------------------------------------------------------------------------
+def test_p1_in_round_1_is_fixed_and_round_2_converges(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    mission = ready_for_review(repo)
+    code, result = panel(
+        repo,
+        tmp_path,
+        {"review": {"1": {"security": [p1()]}}},
+        "--panel",
+        THREE,
+        "--agents",
+        "codex,gemini",
+    )
+    assert code == 0, json.dumps(
+        {k: result.get(k) for k in ("reason", "context", "halt_file", "round")}
+    )
+    assert (result["loop_verdict"], result["round"], result["verdict"]) == (
+        "CONVERGED",
+        2,
+        "Ready to merge",
+    )
+    assert set(result) >= {
+        "status",
+        "mutation_policy",
+        "scope",
+        "reviewers",
+        "actionable_findings",
+        "triage_groups",
+        "coverage",
+        "run_id",
+        "artifact_path",
+    }
+    review = mission / "tasks" / "WP01-alpha" / "review"
+    assert sorted(p.name for p in (review / "round-1").glob("*.json")) == [
+        "correctness.json", "fix-1.return.json", "merged.json", "plan.json", "security.json",
+        "testing.json",
+    ]  # fmt: skip
+    merged1 = json.loads((review / "round-1" / "merged.json").read_text())
+    assert merged1["blocking"] == ["RC1-1"] and merged1["findings"][0]["reviewers"] == [
+        "security@codex"
+    ]
+    cycle = (mission / "tasks" / "WP01-alpha" / "review-cycle-1.md").read_text()
+    assert "### RC1-1 [P1] security: Token check can be skipped" in cycle
+    plan2 = json.loads((review / "round-2" / "plan.json").read_text())
+    assert [e["persona"] for e in plan2["fan_out"]] == [
+        "correctness",
+        "testing",
+        "security",
+        "previous-comments",
+    ]
+    wp = status(repo)
+    assert (wp["lane"], wp["review_cycles"]) == ("approved", 1)
+    # check 10: round 2 ran every entry again, each as a new process
+    pairs = zip(calls(fakes), prompts(fakes), strict=True)
+    reviews = [c for c, p in pairs if p.startswith("# Panel review")]
+    assert len(reviews) == 3 + 4 and len({c["pid"] for c in reviews}) == 7
+    fixes = [p for p in prompts(fakes) if "Fix return file:" in p]
+    assert (
+        len(fixes) == 1
+        and "review/round-1/merged.json" in fixes[0]
+        and "--- AGENT HANDOFF ---" in fixes[0]
+    )
+    # only previous-comments sees the prior round's findings
+    round2 = [p for p in prompts(fakes) if p.startswith("# Panel review") and "Round: 2" in p]
+    assert [("RC1-1" in p) for p in round2] == [False, False, False, True]
+    assert (
+        ok(repo, "review", "show", "WP01", "--json").json()["reviews"][-1]["verdict"] == "approved"
+    )
+
+
+def test_check_8_last_round_halts_without_a_fix(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:  # check 8
+    mission = ready_for_review(repo)
+    always = {"review": {str(r): {"security": [p1()]} for r in (1, 2, 3)}}
+    code, result = panel(
+        repo, tmp_path, always, "--panel", "security", "--agents", "codex", "--max-rounds", "2"
+    )
+    assert code == 1
+    assert (result["loop_verdict"], result["reason"], result["round"]) == ("HALT", "max_rounds", 2)
+    halt = json.loads((repo / result["halt_file"]).read_text())
+    assert halt["counts"] == {"P0": 0, "P1": 1, "P2": 0, "P3": 0}
+    assert halt["options"] == ["proceed-with-gaps", "replay", "hand-edit"]
+    assert [f["rc_id"] for f in halt["findings"]] == ["RC2-1"]
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 1  # no fix after round 2
+    wp = status(repo)
+    assert (wp["lane"], wp["review_cycles"]) == ("planned", 2)
+    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert nxt["action"] == "arbiter" and result["halt_file"] in nxt["reason"]
+    # the artifact is write-once; a resumed run starts again at round 1 (check 10: replay)
+    code, again = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
+    assert (code, again["loop_verdict"], again["round"]) == (0, "CONVERGED", 1)
+    assert list((mission / "tasks" / "WP01-alpha" / "review").glob("archive-*/round-2/merged.json"))
+    assert json.loads((repo / result["halt_file"]).read_text()) == halt
+    last = [p for p in prompts(fakes) if p.startswith("# Panel review")][-1]
+    assert "RC2-1" not in last and "Round: 1" in last
+
+
+def test_check_9_blocker_questions_are_answered_then_it_converges(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:  # check 9
+    ready_for_review(repo)
+    questions = [
+        {
+            "id": f"q{i}",
+            "header": f"H{i}",
+            "question": f"Which way {i}?",
+            "options": [
+                {"label": "keep", "description": "keep the API"},
+                {"label": "break", "description": "change it"},
+            ],
+        }
+        for i in range(1, 6)
+    ]
+    scripted = {
+        "review": {"1": {"security": [p1()]}},
+        "fix": {
+            "1": [{"status": "blocker", "questions": questions, "context": "the API is public"}]
+        },
+    }
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert code == 1 and (result["reason"], result["round"]) == ("blocker", 1)
+    assert [len(c) for c in result["question_chunks"]] == [4, 1]
+    assert status(repo)["lane"] == "planned"
+    assert list(
+        (repo / "kitty-specs" / MISSION / "tasks" / "WP01-alpha" / "review").glob(
+            "blocker-r1-*.json"
+        )
+    )
+    code, pending = answer(repo, tmp_path, *[f"--answer=q{i}=keep" for i in range(1, 5)])
+    assert code == 0 and pending["pending"] == ["q5"]
+    code, done = answer(repo, tmp_path, "--answer", "q5=break", "--note", "q5=fine by me")
+    assert code == 0 and (done["loop_verdict"], done["round"]) == ("CONVERGED", 2)
+    redispatch = [p for p in prompts(fakes) if "Fix return file:" in p][-1]
+    assert (
+        "## User answers (from blocker bridge)" in redispatch
+        and '"selected_label": "break"' in redispatch
+    )
+    assert "## Context from prior dispatch" in redispatch and "the API is public" in redispatch
+    assert status(repo)["lane"] == "approved"
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (
+            {
+                "status": "blocker",
+                "questions": [
+                    {"id": "q", "header": "h", "question": "?", "options": [{"label": "only"}]}
+                ],
+            },
+            "blocker_malformed",
+        ),
+        ({"status": "blocker", "questions": []}, "blocker_malformed"),
+        (
+            {
+                "status": "blocker",
+                "edit": True,
+                "questions": [
+                    {
+                        "id": "q",
+                        "header": "h",
+                        "question": "?",
+                        "options": [{"label": "a"}, {"label": "b"}],
+                    }
+                ],
+            },
+            "blocker_malformed",
+        ),
+    ],
+)
+def test_check_9_malformed_blockers_halt_without_retry(
+    repo: Path, tmp_path: Path, fakes: Path, payload: dict[str, Any], reason: str
+) -> None:
+    ready_for_review(repo)
+    scripted = {"review": {"1": {"security": [p1()]}}, "fix": {"1": [payload]}}
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["reason"]) == (1, reason)
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 1
+
+
+def test_check_9_third_redispatch_is_blocker_cap(repo: Path, tmp_path: Path, fakes: Path) -> None:
+    ready_for_review(repo)
+    q = [{"id": "q1", "header": "h", "question": "?", "options": [{"label": "a"}, {"label": "b"}]}]
+    blocker = {"status": "blocker", "questions": q}
+    scripted = {"review": {"1": {"security": [p1()]}}, "fix": {"1": [blocker, blocker, blocker]}}
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert result["reason"] == "blocker"
+    assert answer(repo, tmp_path, "--answer", "q1=a")[1]["reason"] == "blocker"
+    assert answer(repo, tmp_path, "--answer", "q1=a")[1]["reason"] == "blocker"
+    code, result = answer(repo, tmp_path, "--answer", "q1=b")
+    assert (code, result["reason"]) == (1, "blocker_cap")
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 3
+
+
+def test_check_11_soft_warn_stops_at_5_and_continues_to_6(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:  # check 11
+    ready_for_review(repo, "review:\n  cap: soft\n  soft_warn_rounds: 5\n")
+    always = {"review": {str(r): {"security": [p1()]} for r in range(1, 8)}}
+    code, result = panel(repo, tmp_path, always, "--panel", "security", "--agents", "codex")
+    assert (code, result["reason"], result["round"]) == (1, "soft_warn", 5)
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 4
+    code, result = answer(repo, tmp_path, "--continue")
+    assert (code, result["reason"], result["round"]) == (1, "soft_warn", 6)
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 5
+
+
+def test_check_12_failing_tests_halt_after_three_redispatches(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:  # check 12
+    ready_for_review(repo)
+    counter = tmp_path / "test-runs"
+    test = counting_test(counter, passes_after=None)
+    code, result = panel(
+        repo,
+        tmp_path,
+        {"review": {"1": {"security": [p1()]}}},
+        "--panel",
+        "security",
+        "--agents",
+        "codex",
+        "--test-command",
+        test,
+    )
+    assert (code, result["reason"]) == (1, "tests_failing")
+    assert counter.read_text() == "xxxx"
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 4
+    assert "## Tests still failing" in [p for p in prompts(fakes) if "Fix return file:" in p][-1]
+
+
+def test_tests_passing_after_a_retry_continue_the_loop(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    ready_for_review(repo)
+    counter = tmp_path / "test-runs"
+    test = counting_test(counter, passes_after=1)
+    code, result = panel(
+        repo,
+        tmp_path,
+        {"review": {"1": {"security": [p1()]}}},
+        "--panel",
+        "security",
+        "--agents",
+        "codex",
+        "--test-command",
+        test,
+    )
+    assert (code, result["loop_verdict"], result["round"]) == (0, "CONVERGED", 2)
+    assert counter.read_text() == "xx"
+
+
+def test_challenge_invalid_findings_never_block(repo: Path, tmp_path: Path, fakes: Path) -> None:
+    mission = ready_for_review(repo)
+    scripted = {
+        "review": {"1": {"security": [p1()], "correctness": [p1("second", "P2")]}},
+        "challenge": {
+            "1": [
+                {"id": "RC1-1", "validity": "INVALID", "evidence": "guarded at impl_wp01.txt:1"},
+                {"id": "RC1-2", "validity": "INVALID", "evidence": "trust me"},
+            ]
+        },
+    }
+    code, result = panel(
+        repo,
+        tmp_path,
+        scripted,
+        "--panel",
+        "correctness,security",
+        "--agents",
+        "codex",
+        "--challenge",
+        "--challenger",
+        "gemini",
+    )
+    assert code == 0 and (result["loop_verdict"], result["round"]) == ("CONVERGED", 2)
+    merged = json.loads(
+        (mission / "tasks" / "WP01-alpha" / "review" / "round-1" / "merged.json").read_text()
+    )
+    assert {f["rc_id"]: f["validity"] for f in merged["findings"]} == {
+        "RC1-1": "INVALID",
+        "RC1-2": "VALID",
+    }
+    assert merged["blocking"] == ["RC1-2"]
+    cycle = (mission / "tasks" / "WP01-alpha" / "review-cycle-1.md").read_text()
+    assert "## INVALID" in cycle and "RC1-1" in cycle
+
+
+def test_a_failed_reviewer_halts(repo: Path, tmp_path: Path, fakes: Path) -> None:
+    ready_for_review(repo)
+    code, result = panel(
+        repo,
+        tmp_path,
+        {"review": {"1": {"testing": "garbage"}}},
+        "--panel",
+        "correctness,testing",
+        "--agents",
+        "codex",
+    )
+    assert (code, result["reason"]) == (1, "reviewer_failed")
+    halt = json.loads((repo / result["halt_file"]).read_text())
+    assert "testing (codex)" in halt["context"]
+
+
+def test_concurrency_env_is_checked_before_anything_runs(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    ready_for_review(repo)
+    done = run(
+        repo,
+        "review",
+        "run",
+        "WP01",
+        "--panel",
+        "security",
+        "--agents",
+        "codex",
+        env={"KITTY_REVIEW_CONCURRENCY": "0"},
+    )
+    assert done.returncode == 2 and "KITTY_REVIEW_CONCURRENCY" in done.stderr
+    assert calls(fakes) == [] and status(repo)["lane"] == "for_review"
+
+
+def test_waves_respect_the_cap(repo: Path, tmp_path: Path, fakes: Path) -> None:  # check 7 (live)
+    ready_for_review(repo)
+    personas = "correctness,testing,maintainability,project-standards,security"
+    done = run(
+        repo,
+        "review",
+        "run",
+        "WP01",
+        "--panel",
+        personas,
+        "--agents",
+        "codex",
+        env={"KITTY_REVIEW_CONCURRENCY": "2"},
+    )
+    assert done.returncode == 0, done.stderr
+    waves_seen = [line for line in done.stderr.splitlines() if "wave" in line]
+    assert len(waves_seen) == 3 and "reviewers=['security']" in waves_seen[-1]

@@ -229,7 +229,13 @@ def test_p1_in_round_1_is_fixed_and_round_2_converges(
     )
     # only previous-comments sees the prior round's findings
     round2 = [p for p in prompts(fakes) if p.startswith("# Panel review") and "Round: 2" in p]
-    assert [("RC1-1" in p) for p in round2] == [False, False, False, True]
+    sees = {p.split("Persona: ")[1].split("\n")[0]: "RC1-1" in p for p in round2}
+    assert sees == {
+        "correctness": False,
+        "testing": False,
+        "security": False,
+        "previous-comments": True,
+    }
     assert (
         ok(repo, "review", "show", "WP01", "--json").json()["reviews"][-1]["verdict"] == "approved"
     )

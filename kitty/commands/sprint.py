@@ -203,6 +203,12 @@ def dry_run_text(event: dict[str, Any]) -> str:
     show_default=True,
     help="What to do with a WP at the cycle cap.",
 )
+@click.option(
+    "--review-panel",
+    metavar="P1,P2",
+    help="Review with a persona panel (`kitty review run`) on the --reviewer agents "
+    "instead of one reviewer: rounds, fixes, HALT.",
+)
 @click.option("--merge", "do_merge", is_flag=True, help="Merge the mission when all is approved.")
 @click.option("--no-caffeinate", is_flag=True, help="Do not hold an idle-sleep inhibitor.")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and commands; run nothing.")
@@ -218,6 +224,7 @@ def sprint(
     max_cycles: int | None,
     retries: int,
     arbiter: str,
+    review_panel: str | None,
     do_merge: bool,
     no_caffeinate: bool,
     dry_run: bool,
@@ -233,6 +240,7 @@ def sprint(
       kitty sprint --implementer claude --reviewer codex --parallel 3
       kitty sprint --implementer claude,gemini --reviewer codex --merge --json
       kitty sprint --implementer claude --reviewer codex --dry-run
+      kitty sprint --implementer claude --reviewer codex,gemini --review-panel correctness,security
     """
     from kitty.services.sprint import Options, Sprint
 
@@ -247,6 +255,7 @@ def sprint(
         dry_run,
         retries,
         arbiter=arbiter,
+        review_panel=split_csv(review_panel) or None,
     )
     view = SprintView(as_json, sys.stdout.isatty())
     runner = Sprint(cwd(ctx), mission, opts, view)

@@ -37,6 +37,7 @@ class Context:
     max_cycles: int = 3
     accepted: bool = False
     now_us: int = 0
+    panel: bool = False  # review.panel is configured: reviews run `kitty review run`
 
     @cached_property
     def lane_holders(self) -> dict[str, list[str]]:
@@ -115,6 +116,8 @@ def cycle_label(st: WPState, max_cycles: int) -> str | None:
 
 
 def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
+    if verb == REVIEW and ctx.panel:
+        return f"kitty review run {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
     return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
 
 

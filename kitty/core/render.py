@@ -131,6 +131,11 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
     lines = list(head)
     if details:
         lines.append(clip(" " + " ".join(details), width))
+    halt = wp.get("review_halt")
+    if halt:  # a review panel stopped: the round and why, on a line of their own
+        lines.append(clip(f" HALT r{wp.get('review_round')} {halt.get('reason')}", width))
+    elif wp.get("review_round") and lane not in ("done", None):
+        lines.append(clip(f" panel round {wp['review_round']}", width))
     waits = wp.get("waits_for") or []
     if waits:
         full = " waits: " + ",".join(waits)

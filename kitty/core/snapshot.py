@@ -9,6 +9,7 @@ from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.state import Board, WPState
+from kitty.core.transitions import halted
 
 
 def sort_ids(ids: Any) -> list[str]:
@@ -99,5 +100,11 @@ def wp_view(
         "last_transition_at": st.last_transition_at,
         "arbiter": st.arbiter,
         "self_review": st.self_review,
+        "review_round": st.scalars.get("review_round") or None,
+        "review_halt": (
+            {"file": st.scalars["review_halt"], "reason": st.scalars.get("review_halt_reason")}
+            if halted(st)
+            else None
+        ),
         "reason": st.last_reason if st.lane in (lanes.BLOCKED, lanes.CANCELED) else None,
     }

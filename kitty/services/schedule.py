@@ -7,7 +7,7 @@ from typing import Any
 from kitty.adapters import eventlog
 from kitty.core import decide, lanes
 from kitty.core.schedule import lane_map
-from kitty.core.state import Board
+from kitty.core.state import Board, as_dict
 from kitty.core.transitions import MoveRequest, check_move
 from kitty.errors import UsageError
 from kitty.services.autocommit import autocommit
@@ -27,6 +27,7 @@ def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.C
         max_cycles=mission.config.max_cycles,
         accepted=bool(mission.meta.get("accepted_at")),
         now_us=now_us,
+        panel=bool(as_dict(mission.config.raw.get("review")).get("panel")),
     )
 
 

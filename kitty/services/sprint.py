@@ -26,6 +26,7 @@ from kitty.core import lanes
 from kitty.core.clock import format_at, humanize_duration
 from kitty.core.decide import Context, work_queues
 from kitty.core.state import HELD
+from kitty.core.transitions import halted
 from kitty.errors import KittyError, LockBusy, UsageError
 from kitty.services import actions, liveness, moves
 from kitty.services.schedule import context
@@ -34,6 +35,7 @@ from kitty.services.worktrees import lane_path
 
 Emit = Callable[[dict[str, Any]], None]
 IMPLEMENT, REVIEW = "implement", "review"
+PANEL = "review-panel"
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Options:
     poll: float = 0.2
     heartbeat_every: float = 60.0
     arbiter: str = "escalate"  # escalate | approve
+    review_panel: list[str] | None = None  # personas: reviews run as `kitty review run`
 
 
 @dataclass
@@ -224,6 +227,8 @@ class Sprint:
         busy = frozenset(self.jobs) | frozenset(self.halted)
         queues = work_queues(self.ctx(mission), exclude=busy)
         for wp_id in queues.reviews:
+            if self.opts.review_panel:
+                return self.start_panel(mission, wp_id)
             reviewer = self.pick_reviewer(mission, wp_id)
             if reviewer is None:
                 self.halt(mission, wp_id, "none", "every configured reviewer implemented it")
@@ -318,6 +323,48 @@ class Sprint:
                 "pid": pid,
                 "log": str(job.log_path),
                 "command": job.argv,
+            }
+        )
+        return True
+
+    def start_panel(self, mission: Mission, wp_id: str) -> bool:
+        """The review is one `kitty review run` process: it runs the reviewer personas
+        (on --reviewer agents) round by round and dispatches the fixes itself."""
+        import sys
+
+        from kitty.adapters.agents import Invocation
+
+        panel = self.opts.review_panel or []
+        argv = [
+            sys.executable, "-m", "kitty", "-C", str(self.repo), "review", "run", wp_id,
+            "--mission", self.slug, "--panel", ",".join(panel),
+            "--agents", ",".join(self.opts.reviewers), "--timeout", str(self.opts.timeout),
+            "--json",
+        ]  # fmt: skip
+        st = mission.board.wps[wp_id]
+        job = self.new_job(wp_id, REVIEW, PANEL, st.review_cycles + 1, argv)
+        job.deadline = job.started + self.opts.timeout * (2 * mission.config.max_cycles + 2)
+        job.start_lane = st.lane
+        stats = self.stats.setdefault(wp_id, WPStats())
+        stats.reviewers.append(PANEL)
+        stats.runs += 1
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        job.log = job.log_path.open("a", encoding="utf-8")
+        job.log.write(f"# kitty sprint {self.run_id}: review panel {wp_id}\n# command: "
+                      f"{shlex.join(argv)}\n")  # fmt: skip
+        job.log.flush()
+        job.proc = AgentRun(Invocation(argv, str(self.repo)), PANEL, job.log)
+        self.jobs[wp_id] = job
+        self.emit(
+            {
+                "event": "dispatch",
+                "wp_id": wp_id,
+                "role": REVIEW,
+                "agent": PANEL,
+                "cycle": job.cycle,
+                "pid": job.proc.pid,
+                "log": str(job.log_path),
+                "command": argv,
             }
         )
         return True
@@ -499,6 +546,18 @@ class Sprint:
 
     def arbitrate(self, mission: Mission, wp_id: str) -> None:
         st = mission.board.wps[wp_id]
+        reason = st.scalars.get("review_halt_reason")
+        if halted(st) and reason in ("blocker", "soft_warn"):
+            # Questions for a human (or a soft warning): no policy can answer them.
+            how = "--answer <id>=<label>" if reason == "blocker" else "--continue"
+            message = (
+                f"review panel HALT ({reason}) at round {st.scalars.get('review_round')}: "
+                f"{st.scalars.get('review_halt')}\n"
+                f"  kitty review answer {wp_id} --mission {self.slug} {how}"
+            )
+            self.halted[wp_id] = message
+            self.emit({"event": "halt", "wp_id": wp_id, "reviewer": PANEL, "message": message})
+            return
         if self.opts.arbiter == "approve":
             note = (
                 f"Arbiter decision: approved by sprint policy after {st.review_cycles} "

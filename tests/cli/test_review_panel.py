@@ -512,3 +512,102 @@ def test_waves_respect_the_cap(repo: Path, tmp_path: Path, fakes: Path) -> None:
     assert done.returncode == 0, done.stderr
     waves_seen = [line for line in done.stderr.splitlines() if "wave" in line]
     assert len(waves_seen) == 3 and "reviewers=['security']" in waves_seen[-1]
+
+
+# -- one lane model: next, the board and the sprint ---------------------------------------
+def test_next_tells_a_reviewer_to_run_the_configured_panel(repo: Path, fakes: Path) -> None:
+    ready_for_review(repo, "review:\n  panel: [correctness, security]\n")
+    decision = ok(repo, "next", "--agent", "codex", "--json").json()
+    assert decision["action"] == "review"
+    assert decision["commands"] == [f"kitty review run WP01 --mission {MISSION} --agent codex"]
+
+
+def test_the_board_shows_the_round_and_a_halt(repo: Path, tmp_path: Path, fakes: Path) -> None:
+    ready_for_review(repo)
+    always = {"review": {"1": {"security": [p1()]}, "2": {"security": [p1()]}}}
+    panel(repo, tmp_path, always, "--panel", "security", "--agents", "codex", "--max-rounds", "2")
+    wp = status(repo)
+    assert wp["review_round"] == 2 and wp["review_halt"]["reason"] == "max_rounds"
+    board = ok(repo, "status").out
+    assert " HALT r2 max_r" in board  # clipped to the 80-column card width
+
+
+def sprint(
+    repo: Path, tmp: Path, scripted: dict[str, Any], *args: str
+) -> subprocess.CompletedProcess[str]:
+    path = tmp / "panel-script.json"
+    path.write_text(json.dumps(scripted))
+    return run(
+        repo, "sprint", "--no-caffeinate", "--json", "--implementer", "claude",
+        "--reviewer", "codex,gemini", "--review-panel", THREE, *args,
+        env={"FAKE_PANEL_SCRIPT": str(path)},
+    )  # fmt: skip
+
+
+def sprint_events(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def planned_mission(repo: Path) -> Path:
+    mission = make_mission(
+        repo,
+        wps=[{"wp_id": "WP01", "title": "Alpha", "subtasks": ["T001"]}],
+        config="agents:\n  available: [claude, codex, gemini]\n",
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    return mission
+
+
+def test_sprint_panel_finds_a_p1_the_fix_lands_round_2_converges_and_it_merges(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    mission = planned_mission(repo)
+    done = sprint(repo, tmp_path, {"review": {"1": {"security": [p1()]}}}, "--merge")
+    end = sprint_events(done)[-1]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (end["event"], end["ok"], end["merged"]) == ("end", True, True)
+    review = mission / "tasks" / "WP01-alpha" / "review"
+    assert json.loads((review / "round-1" / "merged.json").read_text())["blocking"] == ["RC1-1"]
+    assert json.loads((review / "round-2" / "merged.json").read_text())["blocking"] == []
+    assert "### RC1-1 [P1]" in (mission / "tasks" / "WP01-alpha" / "review-cycle-1.md").read_text()
+    wp = status(repo)
+    assert (wp["lane"], wp["review_cycles"]) == ("done", 1)
+    assert "fixed by claude: round 1" in (repo / "impl_wp01.txt").read_text()
+    personas = {
+        p.split("Persona: ")[1].split("\n")[0]
+        for p in prompts(fakes)
+        if p.startswith("# Panel review")
+    }
+    assert personas == {"correctness", "testing", "security", "previous-comments"}
+
+
+def test_sprint_panel_halts_on_a_blocker_which_is_answered_then_converges(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    planned_mission(repo)
+    question = {
+        "id": "q1",
+        "header": "Empty token",
+        "question": "Should an empty token be an error or an anonymous login?",
+        "options": [
+            {"label": "error", "description": "refuse it"},
+            {"label": "anonymous", "description": "log in as guest"},
+        ],
+    }
+    scripted = {
+        "review": {"1": {"security": [p1()]}},
+        "fix": {"1": [{"status": "blocker", "questions": [question], "context": "spec is silent"}]},
+    }
+    done = sprint(repo, tmp_path, scripted, "--merge")
+    events = sprint_events(done)
+    assert done.returncode == 1
+    halt = next(e for e in events if e["event"] == "halt")
+    assert "review panel HALT (blocker)" in halt["message"]
+    assert f"kitty review answer WP01 --mission {MISSION} --answer" in halt["message"]
+    assert status(repo)["review_halt"]["reason"] == "blocker"
+    code, result = answer(repo, tmp_path, "--answer", "q1=error")
+    assert (code, result["loop_verdict"], result["round"]) == (0, "CONVERGED", 2)
+    done = sprint(repo, tmp_path, scripted, "--merge")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert status(repo)["lane"] == "done"

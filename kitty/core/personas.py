@@ -29,6 +29,7 @@ class Persona:
     when: str = ALWAYS  # always | conditional
     trigger: str = ""  # for conditional personas: what in a diff calls for them
     source: str = "builtin"
+    paths: str = ""  # config personas: a regex on changed paths that calls them in
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -279,12 +280,18 @@ def catalogue(
                 display, None, f"{where}: a new persona needs focus and prompt", "add both texts"
             )
         when = spec.get("when", base.when if base else ALWAYS)
+        when = "off" if when is False else when  # YAML reads a bare `off` as false
         if when not in (ALWAYS, CONDITIONAL, "off"):
             raise SpecError(display, None, f"{where}.when must be always, conditional or off", "")
         if when == "off":
             out.pop(str(name), None)
             continue
-        fields = {k: str(spec[k]) for k in ("focus", "prompt", "trigger") if spec.get(k)}
+        fields = {k: str(spec[k]) for k in ("focus", "prompt", "trigger", "paths") if spec.get(k)}
+        if "paths" in fields:
+            try:
+                re.compile(fields["paths"])
+            except re.error as exc:
+                raise SpecError(display, None, f"{where}.paths: bad regex ({exc})", "") from None
         out[str(name)] = replace(
             base or Persona(str(name), "", ""), when=when, source="config", **fields
         )
@@ -320,6 +327,10 @@ def select(
             names.append("previous-comments")
         return Roster(names, False, {n: "chosen" for n in names})
     found = signals(facts)
+    for persona in cat.values():
+        hit = persona.paths and next((f for f in facts.files if re.search(persona.paths, f)), None)
+        if hit:
+            found[persona.name] = f"path {hit}"
     if round_no > 1:
         found["previous-comments"] = f"round {round_no}"
     conditional = {n: why for n, why in found.items() if n in cat and cat[n].when == CONDITIONAL}

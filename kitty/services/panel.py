@@ -186,6 +186,7 @@ class Loop:
         self.task_dir = mission.dir / "tasks" / (wp.stem if wp else self.wp_id)
         self.review_dir = self.task_dir / "review"
         self.log_dir = mission.project.kittify / "runs" / f"review-{self.wp_id}-{stamp()}"
+        self.carry_errors: list[str] = []
         self.catalogue = catalogue(as_dict(mission.config.raw.get("review")).get("personas"))
 
     # -- reading ----------------------------------------------------------------
@@ -531,7 +532,10 @@ class Loop:
                     merged,
                     extra={"warn_at": warn_at},
                 )
-            outcome = self.fix(round_no, merged, answers=None, blocker_round=0, previous=result)
+            outcome = self.fix(
+                round_no, merged, answers=None, blocker_round=0, previous=result,
+                errors=self.carry_errors,
+            )  # fmt: skip
             if outcome is not None:
                 return outcome
             prior = merged
@@ -647,14 +651,9 @@ class Loop:
             implementer = self.implementer(mission)
             lane = mission.board.lane(self.wp_id)
             if lane in (lanes.FOR_REVIEW, lanes.IN_REVIEW):
-                if lane == lanes.FOR_REVIEW:
-                    moves.move_task(
-                        mission,
-                        self.wp_id,
-                        lanes.IN_REVIEW,
-                        agent=self.opts.runner,
-                        note="review panel: tests failing",
-                    )
+                # Failing tests are not a review verdict: back to the implementer without
+                # passing through a rejection (no cycle is counted).
+                self.unreview()
                 moves.move_task(
                     self.mission(),
                     self.wp_id,
@@ -730,6 +729,8 @@ class Loop:
                     extra={"blocker_file": self.rel(blocker_file), "blocker_round": blocker_round},
                 )
             errors_remaining = [str(e) for e in payload.get("errors_remaining") or []]
+            # gate_status "errors": what is left feeds the next fix dispatch (seed 000)
+            self.carry_errors = errors_remaining if payload.get("gate_status") == "errors" else []
             lane = self.mission().board.lane(self.wp_id)
             if lane != lanes.FOR_REVIEW:
                 self.park(f"the fix by {implementer} left {self.wp_id} in {lane}")
@@ -807,8 +808,23 @@ class Loop:
             lines += ["", "## Context from prior dispatch", context]
         return [*lines, "", *_handoff("implementer", "the review panel")]
 
+    def unreview(self) -> None:
+        """in_review -> for_review: leaving review this way records no verdict (a move from
+        in_review to planned or in_progress with a note is a rejection)."""
+        mission = self.mission()
+        if mission.board.lane(self.wp_id) == lanes.IN_REVIEW:
+            moves.move_task(
+                mission,
+                self.wp_id,
+                lanes.FOR_REVIEW,
+                agent=self.opts.runner,
+                force=True,
+                note="review panel: leaving review without a verdict",
+            )
+
     def park(self, why: str) -> None:
         """A HALTed WP waits in planned (the arbiter state) with its rejections counted."""
+        self.unreview()
         mission = self.mission()
         if mission.board.lane(self.wp_id) not in (lanes.PLANNED,):
             moves.move_task(

@@ -399,6 +399,7 @@ def test_check_12_failing_tests_halt_after_three_redispatches(
     )
     assert (code, result["reason"]) == (1, "tests_failing")
     assert counter.read_text() == "xxxx"
+    assert status(repo)["review_cycles"] == 1  # failing tests are not review rejections
     assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 4
     assert "## Tests still failing" in [p for p in prompts(fakes) if "Fix return file:" in p][-1]
 
@@ -474,6 +475,12 @@ def test_a_failed_reviewer_halts(repo: Path, tmp_path: Path, fakes: Path) -> Non
     assert (code, result["reason"]) == (1, "reviewer_failed")
     halt = json.loads((repo / result["halt_file"]).read_text())
     assert "testing (codex)" in halt["context"]
+    wp = status(repo)
+    assert (wp["lane"], wp["review_cycles"], wp["review_halt"]["reason"]) == (
+        "planned",
+        0,
+        "reviewer_failed",
+    )
 
 
 def test_concurrency_env_is_checked_before_anything_runs(
@@ -611,3 +618,19 @@ def test_sprint_panel_halts_on_a_blocker_which_is_answered_then_converges(
     done = sprint(repo, tmp_path, scripted, "--merge")
     assert done.returncode == 0, done.stdout + done.stderr
     assert status(repo)["lane"] == "done"
+
+
+def test_errors_remaining_feed_the_next_fix(repo: Path, tmp_path: Path, fakes: Path) -> None:
+    ready_for_review(repo)
+    scripted = {
+        "review": {"1": {"security": [p1()]}, "2": {"security": [p1()]}},
+        "fix": {
+            "1": [{"status": "done", "gate_status": "errors", "errors_remaining": ["mypy: x"]}]
+        },
+    }
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["loop_verdict"], result["round"]) == (0, "CONVERGED", 3)
+    fixes = [p for p in prompts(fakes) if "Fix return file:" in p]
+    assert len(fixes) == 2
+    assert "## Errors remaining from the previous fix" not in fixes[0]
+    assert "## Errors remaining from the previous fix\n- mypy: x" in fixes[1]

@@ -120,3 +120,9 @@ class CannotRun(KittyError):
 
     exit_code = 127
     code = "cannot_run"
+
+
+class Untrusted(KittyError):
+    """The repository's config defines commands the user has not trusted (`kitty trust`)."""
+
+    code = "untrusted"

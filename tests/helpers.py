@@ -133,3 +133,8 @@ def install_fakes(bin_dir: Path, names: tuple[str, ...], text: str, monkeypatch:
         (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return bin_dir
+
+
+def trust(repo: Path) -> Run:
+    """`kitty trust` in `repo`: the user trusts the commands its config defines (hermetic HOME)."""
+    return ok(repo, "trust")

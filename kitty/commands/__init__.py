@@ -18,9 +18,22 @@ def register(root: click.Group) -> None:
         sprint,
         tasks,
         team,
+        trust,
     )
 
-    modules = (project, missions, tasks, board, schedule, actions, review, sprint, demo, team)
+    modules = (
+        project,
+        missions,
+        tasks,
+        board,
+        schedule,
+        actions,
+        review,
+        sprint,
+        demo,
+        team,
+        trust,
+    )
     for module in modules:
         for command in module.COMMANDS:
             root.add_command(command)

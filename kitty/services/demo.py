@@ -87,3 +87,7 @@ def _add_sim_commands(repo: Path) -> None:
     config = yaml.safe_load(path.read_text()) or {}
     config.setdefault("agents", {})["commands"] = {name: SIM_COMMAND for name in SIM_AGENTS}
     path.write_text(yaml.safe_dump(config, sort_keys=False))
+    # kitty wrote these commands itself, into a repository it just created: trust them.
+    from kitty.adapters import trust
+
+    trust.record(repo, config)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from kitty.adapters import contain, eventlog
+from kitty.adapters import contain, eventlog, trust
 from kitty.adapters.agentrun import AgentRun
 from kitty.adapters.agents import MANUAL, Backend, Dispatch, backend_for
 from kitty.core import lanes
@@ -110,6 +110,23 @@ class Sprint:
             name: backend_for(name, probe.config.raw)
             for name in [*opts.implementers, *opts.reviewers]
         }
+        if not opts.dry_run:  # pre-flight: nothing is claimed or started when this refuses
+            self.require_trust(probe, list(self.backends.values()))
+
+    def require_trust(self, mission: Mission, backends: list[Backend]) -> None:
+        """Commands from the repository's config run only when the user trusts them."""
+        keys = sorted({f"agents.commands.{b.name}" for b in backends if b.kind == "command"})
+        if keys:
+            trust.require(mission.project.root, mission.config.raw, keys)
+
+    def backend(self, mission: Mission, agent: str) -> Backend:
+        backend = self.backends.get(agent)
+        if backend is None:
+            backend = backend_for(agent, mission.config.raw)
+            if not self.opts.dry_run:
+                self.require_trust(mission, [backend])
+            self.backends[agent] = backend
+        return backend
 
     # -- reading -------------------------------------------------------------
     def mission(self) -> Mission:
@@ -266,6 +283,7 @@ class Sprint:
         return Job(wp_id, role, agent, cycle, now, now + self.opts.timeout, log_path, argv)
 
     def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
+        backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
         try:
             if role == IMPLEMENT:
                 claimed = actions.implement(mission, wp_id, agent)
@@ -276,7 +294,6 @@ class Sprint:
             return True
         mission = self.mission()
         st = mission.board.wps[wp_id]
-        backend = self.backends.get(agent) or backend_for(agent, mission.config.raw)
         prompt_path = Path(claimed["prompt"])
         dispatch = Dispatch(
             agent,
@@ -690,7 +707,7 @@ class Sprint:
                 lane_path(mission, lane_doc["lane_id"]) if lane_doc else mission.project.root
             )
             prompt = actions.prompt_path(mission, wp_id, role)
-            backend = self.backends.get(agent) or backend_for(agent, mission.config.raw)
+            backend = self.backend(mission, agent)
             claim = f"kitty agent action {role} {wp_id} --mission {self.slug} --agent {agent}"
             command = (
                 ["manual"]

@@ -14,7 +14,7 @@ import pytest
 
 from kitty.adapters.awake import inhibitor_command
 from kitty.services.liveness import pid_alive
-from tests.helpers import install_fakes, kitty_argv
+from tests.helpers import install_fakes, kitty_argv, trust
 
 FAKE_INHIBIT = """#!/bin/sh
 echo "$$ $*" >> "$FAKE_INHIBIT_LOG"
@@ -81,6 +81,7 @@ def test_sprint_holds_the_guard_and_no_caffeinate_skips_it(inhibit_log: Path, re
 
     planned(repo, [{"wp_id": "WP01"}])
     (repo / ".kittify" / "config.yaml").write_text("agents:\n  commands:\n    noop: [true]\n")
+    trust(repo)
     env = dict(os.environ)
     args = kitty_argv(
         repo, "sprint", "--implementer", "noop", "--reviewer", "codex", "--retries", "0", "--json"

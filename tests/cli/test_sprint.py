@@ -15,7 +15,7 @@ import pytest
 
 from kitty.adapters.agents import Dispatch, backend_for
 from kitty.services.liveness import pid_alive
-from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok
+from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok, trust
 
 FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
 NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", "auggie", "cursor")
@@ -386,6 +386,7 @@ def test_missing_agent_cli_is_recorded_and_blocks(repo: Path) -> None:
     (repo / ".kittify" / "config.yaml").write_text(
         "agents:\n  commands:\n    ghost: [no-such-agent-binary, '{prompt_file}']\n"
     )
+    trust(repo)
     done = sprint(repo, "--implementer", "ghost", "--reviewer", "codex", "--retries", "0")
     assert done.returncode == 1
     finished = [e for e in events(done) if e["event"] == "finished"]

@@ -181,3 +181,48 @@ def test_candidate_pairs_never_miss_an_overlap() -> None:
         if any(overlap_rule(a, b) for a in owned[order[i]] for b in owned[order[j]])
     }
     assert brute <= set(candidate_pairs(owned, order))
+
+
+def test_ids_sort_by_number_then_name() -> None:
+    wps = mission(wp("setup"), wp("WP10"), wp("WP9"), wp("WP2"))
+    assert list(build_graph(wps).nodes) == ["WP2", "WP9", "WP10", "setup"]
+    plan = compute_lanes(wps)
+    assert plan.wp_lane == {"WP2": "lane-a", "WP9": "lane-b", "WP10": "lane-c", "setup": "lane-d"}
+    # the cycle message starts at the numerically smallest id, not the first in text order
+    ring = mission(wp("WP10", ("WP9",)), wp("WP9", ("WP10",)))
+    assert find_cycle(build_graph(ring)) == ["WP9", "WP10", "WP9"]
+    # entered from WP1, the walk is WP9 → WP5 → WP3 → WP9: the smallest id comes last
+    entered = mission(
+        wp("WP1"), wp("WP9", ("WP1", "WP3")), wp("WP5", ("WP9",)), wp("WP3", ("WP5",))
+    )
+    assert find_cycle(build_graph(entered)) == ["WP3", "WP9", "WP5", "WP3"]
+
+
+def test_lane_cycle_message_names_lanes_members_and_dependencies() -> None:
+    wps = mission(
+        wp("WP01", owned=("x.py",)),
+        wp("WP02", ("WP01",), owned=("y.py",)),
+        wp("WP03", ("WP02",), owned=("x.py",)),
+        wp("WP04", ("WP02",), owned=("x.py",)),
+    )
+    with pytest.raises(DependencyCycle) as err:
+        compute_lanes(wps)
+    assert err.value.message == (
+        "execution lanes depend on each other in a cycle: lane-a → lane-b → lane-a "
+        "(lane-a=WP01+WP03+WP04; lane-b=WP02; dependencies WP02→WP01; WP03→WP02, WP04→WP02)"
+    )
+    assert err.value.hint == (
+        "WPs sharing owned files are merged into one lane; split the shared files or "
+        "change the dependencies so the merged lane does not wait on itself"
+    )
+
+
+def test_lanes_carry_the_union_of_predicted_surfaces() -> None:
+    a = wp("WP01", owned=("src/a.py",))
+    b = wp("WP02", owned=("src/a.py",))
+    a.meta["predicted_surfaces"] = ["api", "db"]
+    b.meta["predicted_surfaces"] = ["db", "cli"]
+    c = wp("WP03")
+    c.meta["predicted_surfaces"] = "not a list"
+    lanes = compute_lanes(mission(a, b, c)).lanes
+    assert [lane["predicted_surfaces"] for lane in lanes] == [["api", "cli", "db"], []]

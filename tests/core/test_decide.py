@@ -180,3 +180,180 @@ def test_fixes_go_oldest_rejection_first_whatever_the_id() -> None:
     assert queues.fixes == ["WP02", "WP01"]
     old.lane_since_us, new.lane_since_us = new.lane_since_us, old.lane_since_us
     assert decide.work_queues(ctx(wps, [new, old])).fixes == ["WP01", "WP02"]
+
+
+def test_full_json_of_a_review_decision() -> None:
+    wps = [wp("WP01"), wp("WP02", "WP01"), wp("WP03")]
+    states = [
+        st("WP01", "for_review", implementer="gemini"),
+        st("WP02", "planned"),
+        st("WP03", "approved"),
+    ]
+    d = run(wps, states, lanes={"WP01": "lane-a", "WP02": "lane-b", "WP03": "lane-c"})
+    assert d.to_json() == {
+        "schema": 1,
+        "action": "review",
+        "wp_id": "WP01",
+        "reason": "WP01 is waiting for review for 12m (implemented by gemini)",
+        "cycle": None,
+        "commands": ["kitty agent action review WP01 --mission m --agent claude"],
+        "blocked_by": [],
+        "progress": d.progress,
+        "mission": "m",
+        "lane": "lane-a",
+        "claimed": False,
+        "conflicts": [],
+    }
+    assert d.progress["total"] == 3 and d.progress["approved_or_done"] == 1
+
+
+def test_reviews_go_oldest_first_then_by_number() -> None:
+    wps = [wp("WP01"), wp("WP02"), wp("WP10"), wp("WP09")]
+    states = [
+        st("WP01", "for_review", implementer="gemini", lane_since_us=NOW - 5 * MIN),
+        st("WP02", "for_review", implementer="gemini", lane_since_us=NOW - 9 * MIN),
+        st("WP10", "for_review", implementer="gemini", lane_since_us=NOW - 20 * MIN),
+        st("WP09", "for_review", implementer="gemini", lane_since_us=NOW - 20 * MIN),
+    ]
+    queues = decide.work_queues(ctx(wps, states))
+    assert queues.reviews == ["WP09", "WP10", "WP02", "WP01"]
+    assert decide.work_queues(ctx(wps, states), exclude=frozenset({"WP09"})).reviews == [
+        "WP10",
+        "WP02",
+        "WP01",
+    ]
+    d = run(wps, states)
+    assert (d.wp_id, d.reason) == (
+        "WP09",
+        "WP09 is waiting for review for 20m (implemented by gemini)",
+    )
+
+
+def test_fresh_work_breaks_ties_by_number_and_capped_work_is_listed_by_number() -> None:
+    wps = [wp("WP10"), wp("WP9"), wp("WP11"), wp("WP12")]
+    states = [
+        st("WP10", "planned"),
+        st("WP9", "planned"),
+        rejected("WP12", 3),
+        rejected("WP11", 3, lane="in_progress"),
+    ]
+    queues = decide.work_queues(ctx(wps, states))
+    assert queues.fresh == ["WP9", "WP10"]
+    assert queues.capped == ["WP11", "WP12"]
+    d = run(wps, [st("WP10", "approved"), st("WP9", "approved"), *states[2:]])
+    assert d.to_json()["action"] == "arbiter" and d.wp_id == "WP11"
+    assert d.reason == (
+        "WP11 was rejected 3 times (cap 3): approve with a recorded override or escalate"
+    )
+    assert d.lane == "lane-WP11"
+
+
+def test_resume_messages_are_exact() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    review = run(wps, [st("WP01", "in_review", reviewer="claude"), st("WP02", "planned")])
+    assert review.reason == (
+        "you are reviewing WP01 (in_review for 12m): finish the review and record the verdict"
+    )
+    assert review.commands == ["kitty agent action review WP01 --mission m --agent claude"]
+    fixing = rejected("WP01", 1, lane="in_progress")
+    fixing.agent = "claude"
+    d = run(wps, [fixing, st("WP02", "planned")])
+    assert (d.action, d.cycle) == ("fix", "1/3")
+    assert (
+        d.reason
+        == "you hold WP01 (in_progress by claude for 12m): continue fixing the review feedback"
+    )
+    assert d.commands == ["kitty agent action implement WP01 --mission m --agent claude"]
+    fix = run(wps, [rejected("WP01", 2), st("WP02", "approved")])
+    assert fix.reason == "WP01 was sent back by codex with feedback; fix it (cycle 2/3)"
+    fresh = run([wp("WP01"), wp("WP02", "WP01")], [st("WP01", "planned"), st("WP02", "planned")])
+    assert fresh.reason == (
+        "WP01 is ready (dependencies approved) and heads the longest remaining chain (weight 2)"
+    )
+    assert fresh.cycle is None
+
+
+def test_wait_and_blocked_are_exact() -> None:
+    wps = [wp("WP01"), wp("WP02", "WP01"), wp("WP03"), wp("WP04")]
+    states = [
+        st("WP01", "for_review", implementer="claude"),
+        st("WP02", "planned"),
+        st("WP03", "blocked", last_reason="waits for legal"),
+        st("WP04", "blocked"),
+    ]
+    d = run(wps, states)
+    assert d.to_json() | {"progress": None} == {
+        "schema": 1,
+        "action": "wait",
+        "wp_id": None,
+        "reason": "nothing is ready for you yet; other work is in flight",
+        "cycle": None,
+        "commands": ["kitty status --mission m", "kitty next --agent claude --mission m"],
+        "blocked_by": [
+            "WP01 awaits review by another agent (you implemented it)",
+            "WP02 waits for WP01 (for_review for 12m)",
+            "WP03 is blocked: waits for legal",
+            "WP04 is blocked",
+        ],
+        "progress": None,
+        "mission": "m",
+        "lane": None,
+        "claimed": False,
+        "conflicts": [],
+    }
+    blocked = run([*wps, wp("WP05")], [st("WP01", "approved"), st("WP02", "blocked"), *states[2:]])
+    assert (blocked.action, blocked.reason) == (
+        "blocked",
+        "nothing can move without a human decision",
+    )
+    assert blocked.blocked_by == [
+        "WP02 is blocked",
+        "WP03 is blocked: waits for legal",
+        "WP04 is blocked",
+        "WP05 is not finalized",
+    ]
+    assert blocked.commands == [
+        "kitty finalize --mission m",
+        "kitty status --mission m",
+        "kitty move WP02 planned --mission m --agent claude",
+        "kitty move WP03 planned --mission m --agent claude",
+        "kitty move WP04 planned --mission m --agent claude",
+    ]
+
+
+def test_describe_names_the_holder_only_in_flight() -> None:
+    wps = [wp("WP01"), wp("WP02")]
+    c = ctx(
+        wps,
+        [
+            st("WP01", "in_review", reviewer="codex", agent="claude"),
+            st("WP02", "approved", agent="claude"),
+        ],
+    )
+    assert decide.describe(c, "WP01") == "in_review by codex for 12m"
+    assert decide.describe(c, "WP02") == "approved for 12m"
+    assert decide.describe(c, "WP09") == "not finalized"
+    timeless = decide.Context("m", "claude", c.wps, c.board, c.wp_lane)
+    assert decide.describe(timeless, "WP01") == "in_review by codex"
+
+
+def test_accept_and_merge_commands() -> None:
+    wps = [wp("WP01")]
+    accept = run(wps, [st("WP01", "approved")])
+    assert (accept.reason, accept.commands) == (
+        "every work package is approved: accept the mission",
+        ["kitty accept --mission m"],
+    )
+    merge = run(wps, [st("WP01", "approved")], accepted=True)
+    assert (merge.reason, merge.commands) == (
+        "the mission is accepted: merge it",
+        ["kitty merge --mission m"],
+    )
+    done = run(wps, [st("WP01", "done")])
+    assert (done.reason, done.commands) == (
+        "every work package is done: the mission is merged",
+        [],
+    )
+    assert run([], []).commands == ["kitty wp add --mission m --title ..."]
+    unfinal = run(wps, [])
+    assert unfinal.blocked_by == ["WP01 has no state yet"]

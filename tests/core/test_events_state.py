@@ -166,3 +166,85 @@ def test_clock_helpers() -> None:
     b = ulid(1_700_000_000_001, bytes(10))
     assert len(a) == 26 and a < b
     assert ulid(0, b"\xff" * 10).endswith("ZZZZZZZZZZZZZZZZ")
+
+
+def test_every_warning_message_is_exact() -> None:
+    lines = [
+        json.dumps({"kind": "annotation", "event_id": "A", "wp_id": "", "at": T0.format(1)}),
+        json.dumps(
+            {"kind": "annotation", "event_id": "B", "wp_id": "WP01", "at": T0.format(1), "delta": 3}
+        ),
+        json.dumps(
+            {"kind": "annotation", "event_id": "C", "wp_id": "WP01", "at": "soon", "delta": {}}
+        ),
+        json.dumps({"wp_id": "WP01", "from_lane": "", "to_lane": "planned"}),
+        tr("WP01", "planned", "genesis", T0.format(2), "D"),
+        tr("WP01", "planned", "claimed", "later", "E"),
+        "   ",
+        "{bad",
+    ]
+    parsed = parse_lines(lines)
+    assert [(w.line, w.message) for w in parsed.warnings] == [
+        (1, "annotation missing wp_id, delta"),
+        (2, "annotation delta is not an object"),
+        (3, "bad timestamp 'soon'"),
+        (4, "lane transition missing event_id, from_lane, at"),
+        (5, "unknown to_lane 'genesis'"),
+        (6, "bad timestamp 'later'"),
+        (8, "not valid JSON"),  # line 7 is blank: ignored; not torn: the file ended cleanly
+    ]
+    assert parsed.events == [] and parsed.unterminated is False
+
+
+def test_parsed_fields_and_aliases() -> None:
+    moved = parse_record(
+        json.loads(tr("WP01", "doing", "doing", T0.format(3), "A", force=1)), line=7
+    )
+    assert isinstance(moved, Transition)
+    assert (moved.event_id, moved.wp_id, moved.from_lane, moved.to_lane, moved.line) == (
+        "A",
+        "WP01",
+        "in_progress",
+        "in_progress",
+        7,
+    )
+    assert moved.at == T0.format(3) and moved.at_us == parse_at(T0.format(3))
+    assert moved.actor == "claude" and moved.force is True
+    odd = parse_record(json.loads(tr("WP01", "someday", "planned", T0.format(3), "B")))
+    assert isinstance(odd, Transition) and odd.from_lane == "someday"  # kept as written
+    note = parse_record(json.loads(ann("WP01", T0.format(4), "C", {"note": "n"})), line=2)
+    assert isinstance(note, Annotation)
+    assert (note.event_id, note.wp_id, note.delta, note.actor, note.line) == (
+        "C",
+        "WP01",
+        {"note": "n"},
+        "user",
+        2,
+    )
+    assert note.at_us == parse_at(T0.format(4))
+    other = parse_record({"kind": "merge-note", "event_id": "D"})
+    assert isinstance(other, Other) and other.event_id == "D"
+    assert parse_record({"type": "x", "event_id": 5}).event_id is None  # type: ignore[union-attr]
+
+
+def test_actor_tool() -> None:
+    from kitty.core.events import actor_tool
+
+    assert actor_tool("claude") == "claude"
+    assert actor_tool("") is None
+    assert actor_tool({"tool": "codex", "model": "m"}) == "codex"
+    assert actor_tool({"tool": ""}) is None
+    assert actor_tool({"tool": 3}) is None
+    assert actor_tool(None) is None
+
+
+def test_torn_is_only_the_last_line_of_an_unterminated_file() -> None:
+    parsed = parse_lines(
+        ["{bad", tr("WP01", "genesis", "planned", T0.format(1), "A"), "{torn"], unterminated=True
+    )
+    assert [(w.line, w.message) for w in parsed.warnings] == [
+        (1, "not valid JSON"),
+        (3, "torn last line (write interrupted)"),
+    ]
+    assert parsed.unterminated is True
+    assert parse_lines([]).events == [] and parse_lines([]).warnings == []

@@ -146,3 +146,155 @@ def test_list_gives_one_line_per_wp_with_full_titles() -> None:
     assert "needs a human decision about scope" in lines[7]
     assert "[waits: WP01]" in lines[0]
     assert list_text(view(0)).startswith("(no work packages yet")
+
+
+def golden_view() -> dict[str, Any]:
+    """One card of every kind, a critical path, parked WPs, an arbiter, a conflict."""
+    return {
+        "mission": {"slug": "shop-01ABCDEF", "title": "Shop"},
+        "progress": {"done_percentage": 37.5, "weighted_percentage": 52.4},
+        "critical_path": ["WP01", "WP03", "WP05"],
+        "work_packages": [
+            {
+                "id": "WP01",
+                "title": "Cart API",
+                "lane": "done",
+                "agent": "claude",
+                "critical": True,
+            },
+            {
+                "id": "WP02",
+                "title": "Cart UI",
+                "lane": "in_review",
+                "agent": "codex",
+                "review_cycles": 1,
+                "max_cycles": 3,
+            },
+            {
+                "id": "WP03",
+                "title": "Checkout",
+                "lane": "claimed",
+                "agent": "gemini",
+                "critical": True,
+                "stalled": "gone",
+            },
+            {
+                "id": "WP04",
+                "title": "Payments",
+                "lane": "approved",
+                "agent": "claude",
+                "arbiter": {"to_lane": "approved", "note": "Arbiter decision: fine"},
+                "self_review": {"approved_by": "claude", "intended_reviewer": "codex"},
+            },
+            {
+                "id": "WP05",
+                "title": "Docs",
+                "lane": "planned",
+                "waits_for": ["WP03", "WP04"],
+                "critical": True,
+            },
+            {"id": "WP06", "title": "Ops", "lane": None, "waits_for": ["WP02"]},
+            {
+                "id": "WP07",
+                "title": "Legal",
+                "lane": "blocked",
+                "reason": "waits for the lawyers to read every clause twice",
+            },
+            {"id": "WP08", "title": "Old", "lane": "canceled"},
+            {
+                "id": "WP09",
+                "title": "Search",
+                "lane": "in_progress",
+                "agent": "claude",
+                "conflicts": 1,
+            },
+        ],
+        "conflicts": [
+            {"wp_id": "WP09", "message": "two claims", "commands": ["kitty resolve WP09 --keep A"]}
+        ],
+    }
+
+
+GOLDEN_80 = """\
+shop-01ABCDEF · Shop · 9 WPs
+Progress ███████████░░░░░░░░░░░░░░░░░░░ 38% done · 52% weighted
+Planned (2)     In progress (2) Review (1)      Approved (1)    Done (1)
+─────────────── ─────────────── ─────────────── ─────────────── ───────────────
+◆WP05 Docs      ◆WP03 Checkout  WP02 Cart UI    WP04 Payments   ◆WP01 Cart API
+ waits: WP03 +1  STALLED claim…  cycle 1/3 rev…  arbiter self-…
+WP06 Ops        WP09 Search
+ unfinalized     CONFLICT @cla…
+ waits: WP02
+◆ critical path: WP01 → WP03 → WP05
+Blocked: WP07 (waits for the lawyers to read every cla…)
+Canceled: WP08
+Arbiter override WP04 → approved: Arbiter decision: fine
+Self-review fallback WP04: claude approved after codex failed
+Conflict WP09: two claims
+  resolve: kitty resolve WP09 --keep A
+"""
+
+
+def _lines(text: str) -> list[str]:
+    """The board rows exactly; the parked lines below them without their indentation."""
+    lines = text.splitlines()
+    return lines[:9] + [line.strip() for line in lines[9:]]
+
+
+def test_golden_board_80_columns() -> None:
+    text = board_text(golden_view(), 80)
+    assert _lines(text) == _lines(GOLDEN_80) and text.endswith("\n")
+
+
+def test_every_card_detail_when_there_is_room() -> None:
+    from kitty.core.render import card
+
+    cards = [card(wp, 100) for wp in golden_view()["work_packages"]]
+    assert cards == [
+        ["◆WP01 Cart API"],
+        ["WP02 Cart UI", " cycle 1/3 reviewing @codex"],
+        ["◆WP03 Checkout", " STALLED claimed @gemini"],
+        ["WP04 Payments", " arbiter self-rev! @claude"],
+        ["◆WP05 Docs", " waits: WP03,WP04"],
+        ["WP06 Ops", " unfinalized", " waits: WP02"],
+        ["WP07 Legal"],
+        ["WP08 Old"],
+        ["WP09 Search", " CONFLICT @claude"],
+    ]
+    assert card({"id": "WP01", "title": "T", "lane": "planned", "review_cycles": 2}, 40) == [
+        "WP01 T",
+        " cycle 2/3",
+    ]
+
+
+def test_colour_codes_per_column_and_for_parked_lines() -> None:
+    text = board_text(golden_view(), 80, colour=True)
+    assert text.startswith("\x1b[1mshop-01ABCDEF · Shop · 9 WPs\x1b[0m\n")
+    for code, title in (("37", "Planned (2)"), ("33", "In progress (2)"), ("35", "Review (1)")):
+        assert f"\x1b[{code}m{title}" in text
+    assert "\x1b[36mApproved (1)" in text and "\x1b[32mDone (1)" in text
+    assert "\x1b[31mBlocked: WP07" in text and "\x1b[31mCanceled: WP08\x1b[0m" in text
+    # colour never changes the layout (only trailing padding inside the header's codes)
+    import re
+
+    plain = re.sub(r"\x1b\[\d+m", "", text)
+    assert _lines("\n".join(line.rstrip() for line in plain.splitlines())) == _lines(GOLDEN_80)
+
+
+def test_narrow_empty_board_and_helpers() -> None:
+    from kitty.core.render import bar, clip
+
+    empty = {
+        "mission": {"slug": "s", "title": "t"},
+        "progress": {"done_percentage": 0.0, "weighted_percentage": 0.0},
+        "work_packages": [],
+    }
+    assert board_text(empty, 40) == (
+        "s · t · 0 WPs\n"
+        "Progress ░░░░░░░░░░ 0% done · 0% weight…\n"
+        "Planne… In pro… Review… Approv… Done (…\n"
+        "─────── ─────── ─────── ─────── ───────\n"
+        "(no work packages yet: kitty wp add --title ...)\n"
+    )
+    assert clip("abcdef", 6) == "abcdef" and clip("abcdef", 5) == "abcd…" and clip("ab", 0) == ""
+    assert bar(0.5, 4) == "██░░" and bar(-1, 3) == "░░░" and bar(2, 3) == "███"

@@ -248,3 +248,161 @@ def test_torn_is_only_the_last_line_of_an_unterminated_file() -> None:
     ]
     assert parsed.unterminated is True
     assert parse_lines([]).events == [] and parse_lines([]).warnings == []
+
+
+def _lifecycle() -> list[str]:
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    rej = {
+        "verdict": "changes_requested",
+        "reviewer": "codex",
+        "reference": "r1",
+        "feedback_path": "f.md",
+    }
+    sr = {"self_review_fallback": {"approved_by": "claude"}}
+    return [
+        tr("WP01", "genesis", "planned", t.format(1), "A"),
+        tr(
+            "WP01",
+            "planned",
+            "claimed",
+            t.format(2),
+            "B",
+            policy_metadata={"agent": "claude", "shell_pid": 42},
+        ),
+        ann("WP01", t.format(3), "C", {"agent_pid": 77, "heartbeat": "x", "sprint_run": "r"}),
+        tr(
+            "WP01",
+            "claimed",
+            "in_progress",
+            t.format(4),
+            "D",
+            actor="claude",
+            policy_metadata={"shell_pid": 43},
+        ),
+        tr("WP01", "in_progress", "for_review", t.format(5), "E", actor="claude"),
+        tr("WP01", "for_review", "in_review", t.format(6), "F", actor={"tool": "codex"}),
+        tr(
+            "WP01",
+            "in_review",
+            "planned",
+            t.format(7),
+            "G",
+            actor="codex",
+            review_result=rej,
+            reason="changes requested: r1",
+        ),
+        ann(
+            "WP01",
+            t.format(8),
+            "H",
+            {
+                "release_runtime_claim": True,
+                "subtasks": {"T1": "planned"},
+                "note": "again",
+                "model": "m",
+                "tags": ["x"],
+            },
+        ),
+        tr("WP01", "planned", "claimed", t.format(9), "I", actor="gemini"),
+        tr("WP01", "claimed", "in_progress", t.format(10), "J", actor="gemini"),
+        tr("WP01", "in_progress", "for_review", t.format(11), "K", actor="gemini"),
+        tr("WP01", "for_review", "in_review", t.format(12), "L", actor="claude"),
+        tr(
+            "WP01",
+            "in_review",
+            "approved",
+            t.format(13),
+            "M",
+            actor="claude",
+            force=True,
+            reason="fallback",
+            policy_metadata=sr,
+            review_result={"verdict": "approved"},
+        ),
+    ]
+
+
+def test_replay_of_a_whole_review_loop_field_by_field() -> None:
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    lines = _lifecycle()
+
+    def at(n: int) -> Any:
+        return replay(parse_lines(lines[:n]).events).wps["WP01"]
+
+    claimed = at(2)
+    assert (claimed.lane, claimed.agent, claimed.implementer, claimed.reviewer) == (
+        "claimed",
+        "claude",
+        "claude",
+        None,
+    )
+    assert claimed.runtime_claim == {"agent": "claude", "shell_pid": 42, "at": t.format(2)}
+    beat = at(3)
+    assert beat.runtime_claim == {
+        "agent": "claude",
+        "shell_pid": 42,
+        "at": t.format(3),
+        "agent_pid": 77,
+        "sprint_run": "r",
+        "heartbeat": t.format(3),
+    }
+    assert beat.scalars == {"agent_pid": 77, "heartbeat": "x", "sprint_run": "r"}
+    assert (beat.last_event_id, beat.lane_since_us) == ("C", parse_at(t.format(2)))
+    started = at(4)  # claimed -> in_progress keeps the sprint's claim, takes the new shell pid
+    assert started.runtime_claim is not None and started.runtime_claim["shell_pid"] == 43
+    assert started.runtime_claim["agent_pid"] == 77
+    rejected = at(7)
+    assert (rejected.lane, rejected.agent, rejected.reviewer, rejected.actor) == (
+        "planned",
+        "codex",
+        "codex",
+        "codex",
+    )
+    assert rejected.runtime_claim is None and rejected.review_cycles == 1
+    assert rejected.last_reason == "changes requested: r1"
+    assert rejected.review_result == {
+        "verdict": "changes_requested",
+        "reviewer": "codex",
+        "reference": "r1",
+        "feedback_path": "f.md",
+    }
+    noted = at(8)
+    assert (noted.notes, noted.subtasks, noted.scalars["model"]) == (
+        ["again"],
+        {"T1": "planned"},
+        "m",
+    )
+    assert "tags" not in noted.scalars  # lists and dicts are structured, never scalars
+    final = at(13)
+    assert (final.lane, final.implementer, final.reviewer, final.force_count) == (
+        "approved",
+        "gemini",
+        "claude",
+        1,
+    )
+    assert final.self_review == {"approved_by": "claude", "at": t.format(13)}
+    assert final.arbiter is None and final.conflicts == []
+    first, second = final.reviews
+    assert (
+        first.verdict,
+        first.reviewer,
+        first.reference,
+        first.feedback_path,
+        first.to_lane,
+        first.event_id,
+        first.cycle,
+        first.note,
+    ) == ("changes_requested", "codex", "r1", "f.md", "planned", "G", 1, "changes requested: r1")
+    assert (second.verdict, second.reviewer, second.cycle, second.note, second.at) == (
+        "approved",
+        "claude",
+        None,
+        "fallback",
+        t.format(13),
+    )
+    board = replay(parse_lines(lines).events)
+    assert (board.event_count, board.last_event_id, board.newest_at_us) == (
+        13,
+        "M",
+        parse_at(t.format(13)),
+    )

@@ -283,3 +283,22 @@ def test_issue_matrix_rows_by_verdict() -> None:
         err.hint
         == "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup)"
     )
+
+
+def test_legal_targets_in_board_order() -> None:
+    assert lanes.legal_targets("planned") == ["claimed", "blocked", "canceled"]
+    assert lanes.legal_targets("in_review") == [
+        "planned",
+        "in_progress",
+        "approved",
+        "done",
+        "blocked",
+        "canceled",
+    ]
+    assert lanes.legal_targets("done") == [] and lanes.legal_targets("nowhere") == []
+    with pytest.raises(InvalidTransition) as err:
+        check_move("WP01", at("claimed"), [], MoveRequest("for_review", "claude"))
+    assert err.value.hint == (
+        "legal targets from claimed: in_progress, blocked, canceled "
+        "(or --force with --agent and --note)"
+    )

@@ -140,10 +140,8 @@ def test_workspace_and_prompt_lines_extract_like_the_skill(repo: Path) -> None:
     assert again["workspace"] == workspace[0]
     other = kitty(repo, "agent", "action", "implement", "WP01", "--agent", "codex")
     assert other.code == 1 and "held by claude" in other.err
-    assert (
-        kitty(repo, "agent", "action", "implement", "WP02", "--agent", "x", "--model", "m").code
-        == 2
-    )
+    model_only = kitty(repo, "agent", "action", "implement", "WP02", "--agent", "x", "--model", "m")
+    assert model_only.code == 2 and "--model needs --invocation-id" in model_only.err
     with_model = ok(
         repo,
         "agent",
@@ -177,7 +175,6 @@ def test_rejection_then_fix_mode_prompt(repo: Path, tmp_path: Path) -> None:
     text = Path(result["prompt"]).read_text()
     assert text.startswith("# Fix WP01 – Alpha")
     assert "This is cycle 1/3" in text and "ALPHA must be 1, not 0." in text
-    review = tmp_path / "again"
     implement_out = Path(result["workspace"])
     (implement_out / "src" / "alpha.py").write_text("ALPHA = 1\n")
     ok(implement_out, "safe-commit", "src/alpha.py", "-m", "fix")
@@ -187,7 +184,8 @@ def test_rejection_then_fix_mode_prompt(repo: Path, tmp_path: Path) -> None:
     review_text = Path(prompt["prompt"]).read_text()
     assert "(cycle 1/3)" in review_text and "ALPHA must be 1" in review_text
     assert review_text.count("src/alpha.py") >= 1 and "diff " in review_text
-    assert not review.exists()
+    assert Path(prompt["prompt"]).name == "WP01-review.md"  # beside, not over, the fix prompt
+    assert Path(result["prompt"]).read_text().startswith("# Fix WP01")
 
 
 def test_self_review_is_refused(repo: Path) -> None:

@@ -110,19 +110,10 @@ def test_full_lifecycle_with_feedback(repo: Path, tmp_path: Path) -> None:
     assert no_feedback.code == 1 and "--review-feedback-file" in no_feedback.err
     empty = tmp_path / "empty.md"
     empty.write_text("  \n")
-    assert (
-        kitty(
-            repo,
-            "move",
-            "WP01",
-            "planned",
-            "--agent",
-            "codex",
-            "--review-feedback-file",
-            str(empty),
-        ).code
-        == 2
+    blank = kitty(
+        repo, "move", "WP01", "planned", "--agent", "codex", "--review-feedback-file", str(empty)
     )
+    assert blank.code == 2 and f"review feedback file {empty} is empty" in blank.err
     feedback = tmp_path / "fb.md"
     feedback.write_text("**Issue 1**: missing tests\n")
     result = ok(
@@ -268,7 +259,9 @@ def test_every_command_has_help_with_an_example() -> None:
 
 
 def test_usage_errors_exit_2(repo: Path) -> None:
-    assert kitty(repo, "move").code == 2
-    assert kitty(repo, "frobnicate").code == 2
+    missing = kitty(repo, "move")
+    assert missing.code == 2 and "Missing argument" in missing.err
+    unknown = kitty(repo, "frobnicate")
+    assert unknown.code == 2 and "No such command 'frobnicate'" in unknown.err
     run = kitty(repo, "status", "--bogus", "--json")
     assert run.code == 2 and run.json()["error"]["code"] == "usage"

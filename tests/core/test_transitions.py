@@ -58,9 +58,9 @@ def test_force_takes_any_edge_with_actor_and_note(from_lane: str, to_lane: str) 
     st = state(from_lane)
     req = MoveRequest(to_lane=to_lane, actor="lead", force=True, note="because")
     assert check_move("WP01", st, [], req).to_lane == to_lane
-    with pytest.raises(GuardRefused):
+    with pytest.raises(GuardRefused, match="needs an actor and a note"):
         check_move("WP01", st, [], MoveRequest(to_lane=to_lane, actor=None, force=True, note="x"))
-    with pytest.raises(GuardRefused):
+    with pytest.raises(GuardRefused, match="needs an actor and a note"):
         check_move("WP01", st, [], MoveRequest(to_lane=to_lane, actor="lead", force=True))
 
 
@@ -100,7 +100,8 @@ def test_rejection_needs_feedback_and_records_changes_requested() -> None:
 def test_done_needs_a_merge() -> None:
     with pytest.raises(GuardRefused, match="merge"):
         check_move("WP01", state("approved"), [], MoveRequest("done", "codex"))
-    assert check_move("WP01", state("approved"), [], MoveRequest("done", "merge", merged=True))
+    merged = check_move("WP01", state("approved"), [], MoveRequest("done", "merge", merged=True))
+    assert (merged.from_lane, merged.to_lane, merged.verdict) == ("approved", "done", None)
 
 
 def test_self_approval_is_refused_unless_fallback_is_complete() -> None:
@@ -161,7 +162,8 @@ def test_issue_matrix_blocks_approval_and_in_mission_blocks_done() -> None:
         check_move("WP01", state("in_review"), [], MoveRequest("approved", "codex"), policy)
     assert "#3" not in err.value.message  # a row for another WP does not count
     ok_rows = Policy(issue_rows=[IssueRow("#2", "in-mission", ("WP01",))])
-    assert check_move("WP01", state("in_review"), [], MoveRequest("approved", "codex"), ok_rows)
+    approved = check_move("WP01", state("in_review"), [], MoveRequest("approved", "codex"), ok_rows)
+    assert approved.to_lane == "approved"
     with pytest.raises(GuardRefused, match="in-mission"):
         check_move(
             "WP01", state("approved"), [], MoveRequest("done", "merge", merged=True), ok_rows

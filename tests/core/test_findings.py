@@ -444,3 +444,75 @@ def test_kind_is_part_of_the_key() -> None:
         ("security", "P3"),
     ]
     assert [f.reviewers for f in merged] == [["a"], ["b"]]
+
+
+CYCLE_2 = """\
+# Review of WP03: changes requested (cycle 2)
+
+Reviewers: codex, gemini
+Blocking findings (at or above P2): 2; advisory: 1; invalid: 1
+
+## Required fixes
+
+### RC2-1 [P1] correctness: Loop skips the last item
+
+- Location: `src/a.py:10`
+- What is wrong: range(n - 1) drops index n-1
+- Required fix: use range(n)
+- Reported by: codex, gemini
+
+### RC2-3 [P2] correctness: T2
+
+- Location: `src/a.py:10`
+- What is wrong: D2
+- Required fix: resolve the defect described above
+- Reported by: codex
+
+## Advisory notes (not blocking)
+
+- RC2-4 [P3] correctness `src/a.py:10`: Loop skips the last item. range(n - 1) drops index n-1
+
+## INVALID (disproved by the challenge, not blocking)
+
+- RC2-2 [P1] `src/a.py:10`: Loop skips the last item. Disproved: see a.py:3
+"""
+
+
+def test_cycle_body_word_for_word_with_counts_and_verdicts() -> None:
+    from kitty.core.findings import counts, report_verdict
+
+    codex = report(
+        "codex",
+        finding(severity="P1"),
+        finding(severity="P3", signature="style", suggested_fix=None),
+        finding(severity="P2", signature="x", suggested_fix=None, title="T2", detail="D2"),
+        finding(severity="P1", signature="bad", validity="INVALID", validity_evidence="see a.py:3"),
+    )
+    merged = merge([codex, report("gemini", finding(severity="P1"))], round_no=2)
+    body = render_cycle("WP03", 2, ["codex", "gemini"], merged.findings, "P2", False, 2)
+    assert body == CYCLE_2
+    assert counts(merged.findings) == {"P0": 0, "P1": 2, "P2": 1, "P3": 1}
+    assert report_verdict(merged, "P2") == "Not ready"
+    assert report_verdict(merged, "P0") == "Ready with fixes"
+    assert report_verdict(merge([]), "P2") == "Ready to merge"
+    assert render_cycle("WP03", 1, ["codex"], [], "P2", approved=True) == (
+        "# Review of WP03: approved (cycle 1)\n\n"
+        "Reviewers: codex\n"
+        "Blocking findings (at or above P2): 0; advisory: 0\n\n"
+        "No findings.\n"
+    )
+
+
+def test_cycle_body_numbers_unnumbered_findings_by_the_cycle() -> None:
+    rep = report(
+        "codex",
+        finding(severity="P3", suggested_fix="rename it"),
+        finding(severity="P0", signature="s"),
+    )
+    body = render_cycle("WP01", 4, ["codex"], rep.findings, "P1", approved=False)
+    assert "### RC4-2 [P0] correctness: Loop skips the last item" in body
+    assert (
+        "- RC4-1 [P3] correctness `src/a.py:10`: Loop skips the last item. "
+        "range(n - 1) drops index n-1 Suggested: rename it"
+    ) in body
+    assert "Blocking findings (at or above P1): 1; advisory: 1\n" in body

@@ -198,7 +198,7 @@ def test_every_warning_message_is_exact() -> None:
 
 def test_parsed_fields_and_aliases() -> None:
     moved = parse_record(
-        json.loads(tr("WP01", "doing", "doing", T0.format(3), "A", force=1)), line=7
+        json.loads(tr("WP01", "doing", "doing", T0.format(3), "A", force=True)), line=7
     )
     assert isinstance(moved, Transition)
     assert (moved.event_id, moved.wp_id, moved.from_lane, moved.to_lane, moved.line) == (

@@ -406,3 +406,84 @@ def test_replay_of_a_whole_review_loop_field_by_field() -> None:
         "M",
         parse_at(t.format(13)),
     )
+
+
+def test_materialize_and_wp_view_field_by_field() -> None:
+    from kitty.core.model import WorkPackage
+    from kitty.core.snapshot import materialize, wp_view
+
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    board = replay(parse_lines(_lifecycle()[:7]).events)
+    snap = materialize(board, "shop", {"mission_number": "007"})
+    assert snap["work_packages"]["WP01"] == {
+        "agent_pid": 77,
+        "heartbeat": "x",
+        "sprint_run": "r",
+        "actor": "codex",
+        "agent": "codex",
+        "force_count": 0,
+        "lane": "planned",
+        "last_event_id": "G",
+        "last_transition_at": t.format(7),
+        "notes": [],
+        "review_cycles": 1,
+        "review_result": {
+            "feedback_path": "f.md",
+            "reference": "r1",
+            "reviewer": "codex",
+            "verdict": "changes_requested",
+        },
+        "subtasks": {},
+    }
+    assert {k: v for k, v in snap.items() if k not in ("work_packages", "summary")} == {
+        "event_count": 7,
+        "last_event_id": "G",
+        "materialized_at": "2026-01-01T00:00:07.000000+00:00",
+        "mission_number": "007",
+        "mission_slug": "shop",
+        "mission_type": "software-dev",
+    }
+    assert snap["summary"]["planned"] == 1 and sum(snap["summary"].values()) == 1
+    empty = materialize(replay([]), "shop", {"mission_type": "research"})
+    assert (empty["materialized_at"], empty["mission_number"], empty["mission_type"]) == (
+        None,
+        "",
+        "research",
+    )
+    wp = WorkPackage("WP01", "Cart", ("WP02",), ("T1", "T2"), (), "t", "WP01")
+    board.wps["WP01"].subtasks["T9"] = "done"  # a mark for a subtask no longer in the file
+    assert wp_view("WP01", wp, board.wps["WP01"], board, 3) == {
+        "id": "WP01",
+        "title": "Cart",
+        "lane": "planned",
+        "dependencies": ["WP02"],
+        "waits_for": ["WP02"],
+        "agent": "codex",
+        "implementer": "claude",
+        "reviewer": "codex",
+        "subtasks": {"T1": "planned", "T2": "planned", "T9": "done"},
+        "review_cycles": 1,
+        "max_cycles": 3,
+        "force_count": 0,
+        "last_transition_at": t.format(7),
+        "arbiter": None,
+        "self_review": None,
+        "reason": None,
+    }
+    missing = wp_view("WP09", None, None, board, 5)
+    assert (missing["title"], missing["lane"], missing["max_cycles"], missing["waits_for"]) == (
+        "(no WP file)",
+        None,
+        5,
+        [],
+    )
+    blocked = replay(
+        parse_lines(
+            [
+                tr("WP01", "genesis", "planned", t.format(1), "A"),
+                tr("WP01", "planned", "blocked", t.format(2), "B", reason="legal"),
+            ]
+        ).events
+    )
+    view = wp_view("WP01", wp, blocked.wps["WP01"], blocked, 3)
+    assert (view["reason"], view["waits_for"]) == ("legal", [])

@@ -516,3 +516,47 @@ def test_cycle_body_numbers_unnumbered_findings_by_the_cycle() -> None:
         "range(n - 1) drops index n-1 Suggested: rename it"
     ) in body
     assert "Blocking findings (at or above P1): 1; advisory: 1\n" in body
+
+
+def test_merged_finding_json_field_by_field() -> None:
+    from kitty.core.findings import persona_of
+
+    merged = merge(
+        [
+            report("correctness@codex", finding(severity="P1", id="c1")),
+            report("gemini", finding(severity="P2", id="g1", suggested_fix=None)),
+        ]
+    )
+    assert merged.findings[0].to_json() == {
+        "#": 1,
+        "rc_id": "RC1-1",
+        "severity": "P1",
+        "kind": "correctness",
+        "location": "src/a.py:10",
+        "signature": "off-by-one",
+        "title": "Loop skips the last item",
+        "detail": "range(n - 1) drops index n-1",
+        "suggested_fix": "use range(n)",
+        "id": "c1",
+        "confidence": 100,
+        "confidence_rated": False,
+        "first_evidence": None,
+        "evidence": [],
+        "autofix_class": "manual",
+        "owner": "downstream-resolver",
+        "requires_verification": False,
+        "pre_existing": False,
+        "validity": "unchallenged",
+        "validity_evidence": None,
+        "native": {},
+        "reviewers": ["correctness@codex", "gemini"],
+        "ids": ["c1", "g1"],
+        "reports": [
+            {"reviewer": "correctness@codex", "severity": "P1", "confidence": 75},
+            {"reviewer": "gemini", "severity": "P2", "confidence": 75},
+        ],
+    }
+    single = report("x", finding()).findings[0].to_json()
+    assert "#" not in single and "rc_id" not in single and "reports" not in single
+    assert persona_of("security@claude@eu") == "security"
+    assert persona_of("codex") == "codex"

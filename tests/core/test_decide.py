@@ -208,24 +208,27 @@ def test_full_json_of_a_review_decision() -> None:
 
 
 def test_reviews_go_oldest_first_then_by_number() -> None:
-    wps = [wp("WP01"), wp("WP02"), wp("WP10"), wp("WP09")]
+    wps = [wp("WP1"), wp("WP2"), wp("WP10"), wp("WP9"), wp("setup")]
     states = [
-        st("WP01", "for_review", implementer="gemini", lane_since_us=NOW - 5 * MIN),
-        st("WP02", "for_review", implementer="gemini", lane_since_us=NOW - 9 * MIN),
+        st("WP1", "for_review", implementer="gemini", lane_since_us=NOW - 5 * MIN),
+        st("WP2", "for_review", implementer="gemini", lane_since_us=NOW - 9 * MIN),
         st("WP10", "for_review", implementer="gemini", lane_since_us=NOW - 20 * MIN),
-        st("WP09", "for_review", implementer="gemini", lane_since_us=NOW - 20 * MIN),
+        st("WP9", "for_review", implementer="gemini", lane_since_us=NOW - 20 * MIN),
+        st("setup", "for_review", implementer="gemini", lane_since_us=NOW - 5 * MIN),
     ]
     queues = decide.work_queues(ctx(wps, states))
-    assert queues.reviews == ["WP09", "WP10", "WP02", "WP01"]
-    assert decide.work_queues(ctx(wps, states), exclude=frozenset({"WP09"})).reviews == [
+    # same age: by number (WP9 before WP10), an id without a number first
+    assert queues.reviews == ["WP9", "WP10", "WP2", "setup", "WP1"]
+    assert decide.work_queues(ctx(wps, states), exclude=frozenset({"WP9"})).reviews == [
         "WP10",
-        "WP02",
-        "WP01",
+        "WP2",
+        "setup",
+        "WP1",
     ]
     d = run(wps, states)
     assert (d.wp_id, d.reason) == (
-        "WP09",
-        "WP09 is waiting for review for 20m (implemented by gemini)",
+        "WP9",
+        "WP9 is waiting for review for 20m (implemented by gemini)",
     )
 
 

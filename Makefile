@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kitty-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,9 +20,13 @@ test: $(STAMP) lint  ## lint, type-check and run the whole suite
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check kitty tests benchmarks
-	$(BIN)/ruff format --check kitty tests benchmarks
+	$(BIN)/ruff check kitty tests benchmarks mutation
+	$(BIN)/ruff format --check kitty tests benchmarks mutation
 	$(BIN)/mypy
+
+mutation: $(STAMP)  ## mutation score of kitty/core and the write path (mutmut; ~1 h on 2 cores)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mutation]'
+	nice -n 15 $(BIN)/python mutation/run.py
 
 bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
@@ -31,4 +35,4 @@ bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 	$(BIN)/python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty
 
 clean:
-	rm -rf $(VENV) .bench-venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,255 @@
+"""`make mutation`: mutmut over kitty/core and the write path, one module at a time.
+
+Each module listed in mutation/modules.toml is mutated in its own scratch copy
+(.mutation/<module>/), with only the tests listed for it; mutmut then runs, for
+each mutant, just the tests among those that call the mutated function. The run
+ends with a per-module table. Mutants listed in mutation/equivalent.toml (they
+cannot change behaviour) are shown in their own column and left out of the
+score.
+
+    python mutation/run.py                   # every module, then the table
+    python mutation/run.py transitions moves # only modules whose path contains a word
+    python mutation/run.py --table           # the table of the last run, nothing re-run
+    python mutation/run.py --show            # also print the diff of every survivor
+
+Exit status: 1 when the mutants of kitty/core are killed below --min-core percent
+(default 90), or when a module could not be run; 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "mutation"
+WORK = ROOT / ".mutation"
+CORE = "kitty/core/"
+
+# mutmut's exit codes per mutant (mutmut/stats.py); everything else is "suspicious".
+KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, or a timeout (an endless loop)
+SURVIVED = {0}
+NO_TESTS = {5, 33}
+
+
+@dataclass
+class Score:
+    module: str
+    killed: int = 0
+    survived: list[str] = field(default_factory=list)
+    no_tests: list[str] = field(default_factory=list)
+    equivalent: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    pending: int = 0  # not run yet (an interrupted run): left out of the score
+
+    @property
+    def counted(self) -> int:
+        return self.killed + len(self.survived) + len(self.no_tests) + len(self.other)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.killed / self.counted if self.counted else 100.0
+
+
+def load_config() -> tuple[dict[str, list[str]], dict[str, str]]:
+    """Modules and their tests; every kitty/core module is in, listed or not."""
+    listed = tomllib.loads((HERE / "modules.toml").read_text())["modules"]
+    equivalent = tomllib.loads((HERE / "equivalent.toml").read_text()).get("equivalent", {})
+    modules = {path: list(spec["tests"]) for path, spec in listed.items()}
+    for path in sorted((ROOT / CORE).glob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        if path.name != "__init__.py" and name not in modules:
+            modules[name] = ["tests/core"]  # a new core module: the core tests, until listed
+    for name in [m for m in modules if not (ROOT / m).exists()]:
+        del modules[name]
+    core_first = sorted(modules, key=lambda m: (not m.startswith(CORE), m))
+    return {m: modules[m] for m in core_first}, dict(equivalent)
+
+
+def workdir(module: str) -> Path:
+    return WORK / module.removesuffix(".py").replace("/", ".")
+
+
+def mutmut_section(module: str, tests: list[str]) -> str:
+    lines = [
+        "",
+        "[tool.mutmut]  # written by mutation/run.py",
+        'source_paths = ["kitty/"]',
+        f"only_mutate = {json.dumps([module])}",
+        # a fixed order, so a mutant's verdict never depends on the shuffle
+        'pytest_add_cli_args = ["-p", "no:randomly", "-p", "no:cacheprovider", "-x", "-q"]',
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def prepare(module: str, tests: list[str]) -> Path:
+    work = workdir(module)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("kitty", "tests"):
+        shutil.copytree(ROOT / name, work / name, ignore=ignore)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    if "[tool.mutmut]" in pyproject:
+        raise SystemExit("pyproject.toml must not have a [tool.mutmut] section (run.py writes one)")
+    (work / "pyproject.toml").write_text(pyproject + mutmut_section(module, tests))
+    return work
+
+
+def mutmut() -> str:
+    found = Path(sys.executable).with_name("mutmut")
+    if found.exists():
+        return str(found)
+    which = shutil.which("mutmut")
+    if which is None:
+        raise SystemExit(
+            "mutmut is not installed: `make mutation` installs it (the mutation extra)"
+        )
+    return which
+
+
+def run_module(module: str, tests: list[str]) -> bool:
+    work = prepare(module, tests)
+    log = work / "mutmut.log"
+    print(
+        f"mutating {module} with {' '.join(tests)} (log: {log.relative_to(ROOT)})",
+        flush=True,
+    )
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    with log.open("w") as handle:
+        done = subprocess.run(
+            [mutmut(), "run", "--max-children", "1"],
+            check=False,
+            cwd=work,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    meta = work / "mutants" / (module + ".meta")
+    if not meta.exists():
+        print(f"  mutmut failed (exit {done.returncode}); see {log}", file=sys.stderr)
+        return False
+    return True
+
+
+def score(module: str, equivalent: dict[str, str]) -> Score | None:
+    meta = workdir(module) / "mutants" / (module + ".meta")
+    if not meta.exists():
+        return None
+    codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    result = Score(module)
+    for name, code in sorted(codes.items()):
+        if name in equivalent:
+            result.equivalent.append(name)
+        elif code is None:
+            result.pending += 1
+        elif code in KILLED:
+            result.killed += 1
+        elif code in SURVIVED:
+            result.survived.append(name)
+        elif code in NO_TESTS:
+            result.no_tests.append(name)
+        else:
+            result.other.append(f"{name} (exit {code})")
+    return result
+
+
+def table(scores: list[Score]) -> str:
+    head = f"{'module':<30} {'mutants':>7} {'killed':>7} {'survived':>8} {'no test':>7}"
+    head += f" {'equiv.':>6} {'score':>7}"
+    rows = [head, "-" * len(head)]
+
+    def row(name: str, items: list[Score]) -> str:
+        killed = sum(s.killed for s in items)
+        counted = sum(s.counted for s in items)
+        total = counted + sum(len(s.equivalent) for s in items)
+        pct = 100.0 * killed / counted if counted else 100.0
+        return (
+            f"{name:<30} {total:>7} {killed:>7} {sum(len(s.survived) for s in items):>8}"
+            f" {sum(len(s.no_tests) + len(s.other) for s in items):>7}"
+            f" {sum(len(s.equivalent) for s in items):>6} {pct:>6.1f}%"
+        )
+
+    for s in scores:
+        rows.append(row(s.module.removeprefix("kitty/"), [s]))
+    rows.append("-" * len(head))
+    core = [s for s in scores if s.module.startswith(CORE)]
+    if core:
+        rows.append(row("kitty/core (all)", core))
+    rows.append(row("all mutated modules", scores))
+    return "\n".join(rows)
+
+
+def show(names: list[str], module: str) -> None:
+    for name in names:
+        done = subprocess.run(
+            [mutmut(), "show", name],
+            check=False,
+            cwd=workdir(module),
+            capture_output=True,
+            text=True,
+        )
+        print(done.stdout.rstrip() or f"{name}: {done.stderr.strip()}")
+        print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("only", nargs="*", help="run only modules whose path contains one of these")
+    parser.add_argument("--table", action="store_true", help="print the last run's table only")
+    parser.add_argument("--show", action="store_true", help="print the diff of each survivor")
+    parser.add_argument("--min-core", type=float, default=90.0, help="required kitty/core score")
+    args = parser.parse_args(argv)
+
+    modules, equivalent = load_config()
+    chosen = [m for m in modules if not args.only or any(word in m for word in args.only)]
+    if not chosen:
+        parser.error(f"no module in mutation/modules.toml matches {args.only}")
+    failed = []
+    if not args.table:
+        for module in chosen:
+            if not run_module(module, modules[module]):
+                failed.append(module)
+
+    scores = [s for m in chosen if (s := score(m, equivalent)) is not None]
+    missing = [m for m in chosen if score(m, equivalent) is None]
+    print()
+    print(table(scores))
+    for s in scores:
+        lost = s.survived + s.no_tests + s.other
+        if s.pending:
+            print(f"\n{s.module}: {s.pending} mutants not run yet (interrupted?)")
+        if lost and args.show:
+            print(f"\nnot killed in {s.module}:\n")
+            show(s.survived + s.no_tests, s.module)
+        elif lost:
+            names = ", ".join(n.rsplit(".", 1)[-1] for n in lost[:8])
+            more = f" and {len(lost) - 8} more" if len(lost) > 8 else ""
+            print(f"\nnot killed in {s.module}: {names}{more}")
+    if any(s.survived or s.no_tests for s in scores) and not args.show:
+        print("\n(--show prints each surviving mutant's diff)")
+    if missing:
+        print("\nnot run yet: " + ", ".join(missing))
+    core = [s for s in scores if s.module.startswith(CORE)]
+    killed = sum(s.killed for s in core)
+    counted = sum(s.counted for s in core)
+    if failed:
+        print("\nmutmut failed for: " + ", ".join(failed), file=sys.stderr)
+        return 1
+    if counted and 100.0 * killed / counted < args.min_core:
+        print(f"\nkitty/core: {100.0 * killed / counted:.1f}% killed, below {args.min_core}%")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

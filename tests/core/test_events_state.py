@@ -6,7 +6,15 @@ import json
 from typing import Any
 
 from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
-from kitty.core.events import Annotation, Other, Transition, parse_lines, parse_record, serialize
+from kitty.core.events import (
+    Annotation,
+    LogWarning,
+    Other,
+    Transition,
+    parse_lines,
+    parse_record,
+    serialize,
+)
 from kitty.core.state import replay
 
 
@@ -487,3 +495,17 @@ def test_materialize_and_wp_view_field_by_field() -> None:
     )
     view = wp_view("WP01", wp, blocked.wps["WP01"], blocked, 3)
     assert (view["reason"], view["waits_for"]) == ("legal", [])
+
+
+def test_empty_values_count_as_missing_and_every_kind_keeps_its_line() -> None:
+    blank_id = json.loads(tr("", "planned", "claimed", T0.format(1), "A"))
+    assert parse_record(blank_id, 3) == LogWarning(3, "lane transition missing wp_id")
+    blank_note = json.loads(ann("WP01", T0.format(1), "", {}))
+    assert parse_record(blank_note, 4) == LogWarning(4, "annotation missing event_id")
+    envelope = parse_record({"event_type": "WPCreated", "event_id": "E"}, 5)
+    other = parse_record({"type": "x"}, 6)
+    foreign = parse_record({"kind": "merge-note"}, 7)
+    assert [e.line for e in (envelope, other, foreign)] == [5, 6, 7]  # type: ignore[union-attr]
+    assert parse_record({"type": "x"}).line == 0  # type: ignore[union-attr]
+    moved = parse_record(json.loads(tr("WP01", "planned", "claimed", T0.format(1), "A")))
+    assert moved.line == 0  # type: ignore[union-attr]

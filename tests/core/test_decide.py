@@ -360,3 +360,47 @@ def test_accept_and_merge_commands() -> None:
     assert run([], []).commands == ["kitty wp add --mission m --title ..."]
     unfinal = run(wps, [])
     assert unfinal.blocked_by == ["WP01 has no state yet"]
+
+
+def test_capped_work_you_hold_goes_to_the_arbiter_not_back_to_you() -> None:
+    held = rejected("WP01", 3, lane="in_progress")
+    held.agent = "claude"
+    d = run([wp("WP01")], [held])
+    assert (d.action, d.wp_id, d.cycle) == ("arbiter", "WP01", "3/3")
+
+
+def test_fallback_names_when_the_log_lacks_them() -> None:
+    anonymous = st("WP01", "for_review")  # no implementer recorded
+    d = run([wp("WP01")], [anonymous])
+    assert d.reason == "WP01 is waiting for review for 12m (implemented by another agent)"
+    bare = st("WP01", "planned", review_cycles=1, implementer="claude")  # no review records
+    assert run([wp("WP01")], [bare]).reason == (
+        "WP01 was sent back by review with feedback; fix it (cycle 1/3)"
+    )
+
+
+def test_only_your_own_conflicts_are_attached() -> None:
+    from kitty.core.state import Conflict
+
+    def conflict(agent: str) -> Conflict:
+        return Conflict(
+            f"E-{agent}",
+            "WP01",
+            2,
+            "t",
+            agent,
+            None,
+            "planned",
+            "claimed",
+            "claimed",
+            "stale_from_lane",
+            "m",
+        )
+
+    states = [st("WP01", "claimed", agent="codex", implementer="codex")]
+    c = ctx([wp("WP01")], states)
+    c.board.conflicts.extend([conflict("claude"), conflict("codex")])
+    d = decide.decide(c)
+    assert [x["agent"] for x in d.conflicts] == ["claude"]
+    assert d.conflicts[0]["commands"][0].startswith("kitty resolve WP01 --mission m ")
+    assert decide.decide(ctx([wp("WP01")], states)).conflicts == []

@@ -1,0 +1,344 @@
+"""What the write path appends, record by record (kitty/services/moves.py).
+
+The log is the only source of truth, so each move is checked by the exact lines
+it writes: the transition, its policy metadata, the review result, the
+annotation that follows, and the review-cycle file of a rejection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import kitty, make_mission, ok
+
+BASE = {
+    "evidence": None,
+    "execution_mode": "worktree",
+    "mission_id": "01ABCDEFGHJKMNPQRSTVWXYZ00",
+    "mission_slug": "demo-01ABCDEF",
+    "review_ref": None,
+    "review_result": None,
+    "wp_id": "WP01",
+}
+REF = "review-cycle://demo-01ABCDEF/WP01-thing/review-cycle-1.md"
+
+
+def records(mission: Path, last: int) -> list[dict[str, Any]]:
+    lines = (mission / "status.events.jsonl").read_text().splitlines()[-last:]
+    out = []
+    for line in lines:
+        event = json.loads(line)
+        assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", event.pop("event_id"))
+        assert event.pop("at").endswith("+00:00")
+        out.append(event)
+    return out
+
+
+def in_review(repo: Path) -> Path:
+    mission = make_mission(repo, wps=[{"wp_id": "WP01", "subtasks": ["T001", "T002"]}])
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "mark-status",
+        "T001",
+        "T002",
+        "--status",
+        "done",
+        "--agent",
+        "claude",
+    )
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+    return mission
+
+
+def test_claim_to_review_records(repo: Path) -> None:
+    mission = in_review(repo)
+    pid = os.getppid()
+    assert records(mission, 5) == [
+        dict(
+            BASE,
+            actor="claude",
+            force=False,
+            from_lane="claimed",
+            to_lane="in_progress",
+            policy_metadata={"agent": "claude", "shell_pid": pid},
+            reason=None,
+        ),
+        {
+            "actor": "claude",
+            "delta": {"subtasks": {"T001": "done", "T002": "done"}},
+            "kind": "annotation",
+            "wp_id": "WP01",
+        },
+        dict(
+            BASE,
+            actor="claude",
+            force=False,
+            from_lane="in_progress",
+            to_lane="for_review",
+            policy_metadata=None,
+            reason="ready",
+        ),
+        {"actor": "claude", "delta": {"note": "ready"}, "kind": "annotation", "wp_id": "WP01"},
+        dict(
+            BASE,
+            actor="codex",
+            force=False,
+            from_lane="for_review",
+            to_lane="in_review",
+            policy_metadata={"agent": "codex", "shell_pid": pid},
+            reason=None,
+        ),
+    ]
+
+
+def test_rejection_records_and_cycle_file(repo: Path, tmp_path: Path) -> None:
+    mission = in_review(repo)
+    feedback = tmp_path / "fb.md"
+    feedback.write_text("Fix it.\n\n")
+    result = ok(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        str(feedback),
+        "--json",
+    ).json()
+    cycle_file = mission / "tasks" / "WP01-thing" / "review-cycle-1.md"
+    assert records(mission, 2) == [
+        dict(
+            BASE,
+            actor="codex",
+            force=False,
+            from_lane="in_review",
+            to_lane="planned",
+            policy_metadata=None,
+            reason=f"changes requested: {REF}",
+            review_ref=REF,
+            review_result={
+                "feedback_path": str(cycle_file),
+                "reference": REF,
+                "reviewer": "codex",
+                "verdict": "changes_requested",
+            },
+        ),
+        {
+            "actor": "codex",
+            "delta": {
+                "release_runtime_claim": True,
+                "subtasks": {"T001": "planned", "T002": "planned"},
+            },
+            "kind": "annotation",
+            "wp_id": "WP01",
+        },
+    ]
+    assert {k: v for k, v in result.items() if k != "event_ids"} == {
+        "schema": 1,
+        "actor": "codex",
+        "arbiter": None,
+        "force": False,
+        "from_lane": "in_review",
+        "mission": "demo-01ABCDEF",
+        "review_cycles": 1,
+        "review_ref": REF,
+        "self_review": None,
+        "to_lane": "planned",
+        "wp_id": "WP01",
+    }
+    assert len(result["event_ids"]) == 2
+    text = cycle_file.read_text()
+    front, body = text.split("---\n")[1], text.split("---\n", 2)[2]
+    assert body == "\nFix it.\n"
+    lines = front.splitlines()
+    assert lines[:3] == ["affected_files: []", "cycle_number: 1", "mission_slug: demo-01ABCDEF"]
+    assert re.fullmatch(r"reviewed_at: '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z'", lines[3])
+    assert lines[4:] == ["reviewer_agent: codex", "verdict: rejected", "wp_id: WP01"]
+    # the second rejection is cycle 2, in its own file
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex", "--note", "again")
+    ok(
+        repo,
+        "move",
+        "WP01",
+        "in_progress",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        str(feedback),
+        "--note",
+        "see file",
+    )
+    second = records(mission, 2)
+    assert second[0]["reason"] == "see file" and second[0]["to_lane"] == "in_progress"
+    assert second[0]["review_ref"] == REF.replace("cycle-1", "cycle-2")
+    assert second[1]["delta"] == {
+        "note": "see file",
+        "release_runtime_claim": True,
+        "subtasks": {"T001": "planned", "T002": "planned"},
+    }
+    assert (mission / "tasks" / "WP01-thing" / "review-cycle-2.md").is_file()
+
+
+def test_approval_arbiter_and_self_review_records(repo: Path) -> None:
+    mission = in_review(repo)
+    ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+    assert records(mission, 2) == [
+        dict(
+            BASE,
+            actor="codex",
+            force=False,
+            from_lane="in_review",
+            to_lane="approved",
+            policy_metadata=None,
+            reason="Review passed",
+            review_result={"reference": None, "reviewer": "codex", "verdict": "approved"},
+        ),
+        {
+            "actor": "codex",
+            "delta": {"note": "Review passed"},
+            "kind": "annotation",
+            "wp_id": "WP01",
+        },
+    ]
+    ok(
+        repo,
+        "move",
+        "WP01",
+        "blocked",
+        "--agent",
+        "lead",
+        "--force",
+        "--note",
+        "Escalated to human: scope",
+    )
+    blocked = records(mission, 2)[0]
+    assert blocked["force"] is True and blocked["reason"] == "Escalated to human: scope"
+    assert blocked["policy_metadata"] == {
+        "arbiter": {
+            "by": "lead",
+            "cycles": 0,
+            "decision": "escalate",
+            "note": "Escalated to human: scope",
+        }
+    }
+    ok(
+        repo,
+        "move",
+        "WP01",
+        "approved",
+        "--agent",
+        "claude",
+        "--force",
+        "--note",
+        "fallback",
+        "--self-review-fallback",
+        "--intended-reviewer",
+        "codex",
+        "--reviewer-failure-reason",
+        "exit 3",
+    )
+    fallback = records(mission, 2)[0]
+    assert fallback["policy_metadata"] == {
+        "self_review_fallback": {
+            "approved_by": "claude",
+            "intended_reviewer": "codex",
+            "reviewer_failure_reason": "exit 3",
+        }
+    }
+
+
+def test_feedback_file_problems_write_nothing(repo: Path, tmp_path: Path) -> None:
+    mission = in_review(repo)
+    before = (mission / "status.events.jsonl").read_text()
+    missing = kitty(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        "codex",
+        "--review-feedback-file",
+        str(tmp_path / "nope.md"),
+    )
+    assert (
+        missing.code == 2 and f"cannot read review feedback {tmp_path / 'nope.md'}" in missing.err
+    )
+    assert "pass a readable UTF-8 file to --review-feedback-file" in missing.err
+    binary = tmp_path / "bin.md"
+    binary.write_bytes(b"\xff\xfe\x00")
+    assert (
+        "cannot read review feedback"
+        in kitty(
+            repo,
+            "move",
+            "WP01",
+            "planned",
+            "--agent",
+            "codex",
+            "--review-feedback-file",
+            str(binary),
+        ).err
+    )
+    assert (mission / "status.events.jsonl").read_text() == before
+    assert not (mission / "tasks" / "WP01-thing").exists()
+
+
+def test_mark_status_groups_by_wp_and_refuses_unknown_tasks(repo: Path) -> None:
+    mission = make_mission(
+        repo,
+        wps=[
+            {"wp_id": "WP01", "subtasks": ["T001"]},
+            {"wp_id": "WP02", "subtasks": ["T002", "T003"]},
+        ],
+    )
+    result = ok(
+        repo,
+        "agent",
+        "tasks",
+        "mark-status",
+        "t003",
+        " T001",
+        "T002",
+        "--status",
+        "in_progress",
+        "--json",
+    ).json()
+    assert result["marked"] == {
+        "WP01": {"T001": "in_progress"},
+        "WP02": {"T003": "in_progress", "T002": "in_progress"},
+    }
+    assert records(mission, 2) == [
+        {
+            "actor": "user",
+            "delta": {"subtasks": {"T001": "in_progress"}},
+            "kind": "annotation",
+            "wp_id": "WP01",
+        },
+        {
+            "actor": "user",
+            "delta": {"subtasks": {"T002": "in_progress", "T003": "in_progress"}},
+            "kind": "annotation",
+            "wp_id": "WP02",
+        },
+    ]
+    bad = kitty(repo, "agent", "tasks", "mark-status", "T001", "--status", "finished")
+    assert bad.code == 2
+    assert "'finished' is not one of 'done', 'planned', 'in_progress'" in bad.err
+    other = kitty(repo, "agent", "tasks", "mark-status", "T002", "--status", "done", "--wp", "WP01")
+    assert other.code == 1 and "subtask T002 is not in WP01's subtasks" in other.err
+    nowhere = kitty(repo, "agent", "tasks", "mark-status", "T009", "--status", "done")
+    assert "subtask T009 is not in any work package's subtasks" in nowhere.err

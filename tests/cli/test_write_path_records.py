@@ -255,6 +255,7 @@ def test_approval_arbiter_and_self_review_records(repo: Path) -> None:
     assert fallback["policy_metadata"] == {
         "self_review_fallback": {
             "approved_by": "claude",
+            "implementer": "claude",
             "intended_reviewer": "codex",
             "reviewer_failure_reason": "exit 3",
         }

@@ -302,6 +302,5 @@ def test_legal_targets_in_board_order() -> None:
     with pytest.raises(InvalidTransition) as err:
         check_move("WP01", at("claimed"), [], MoveRequest("for_review", "claude"))
     assert err.value.hint == (
-        "legal targets from claimed: in_progress, blocked, canceled "
-        "(or --force with --agent and --note)"
+        'legal targets from claimed: in_progress, blocked, canceled (or --force with --note "why")'
     )

@@ -58,9 +58,9 @@ def test_force_takes_any_edge_with_actor_and_note(from_lane: str, to_lane: str) 
     st = state(from_lane)
     req = MoveRequest(to_lane=to_lane, actor="lead", force=True, note="because")
     assert check_move("WP01", st, [], req).to_lane == to_lane
-    with pytest.raises(GuardRefused, match="needs an actor and a note"):
+    with pytest.raises(GuardRefused, match=r"needs an actor$"):
         check_move("WP01", st, [], MoveRequest(to_lane=to_lane, actor=None, force=True, note="x"))
-    with pytest.raises(GuardRefused, match="needs an actor and a note"):
+    with pytest.raises(GuardRefused, match=r"needs a note$"):
         check_move("WP01", st, [], MoveRequest(to_lane=to_lane, actor="lead", force=True))
 
 

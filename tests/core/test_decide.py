@@ -404,3 +404,93 @@ def test_only_your_own_conflicts_are_attached() -> None:
     assert [x["agent"] for x in d.conflicts] == ["claude"]
     assert d.conflicts[0]["commands"][0].startswith("kitty resolve WP01 --mission m ")
     assert decide.decide(ctx([wp("WP01")], states)).conflicts == []
+
+
+def test_accept_first_asks_to_mark_subtasks_a_rejection_reset() -> None:
+    def task_wp(wp_id: str, *tasks: str) -> decide.WorkPackage:
+        return decide.WorkPackage(wp_id, wp_id, (), tasks, (), f"t/{wp_id}.md", wp_id)
+
+    wps = [
+        task_wp("WP01", "T1", "T2"),
+        task_wp("WP02", "T3"),
+        task_wp("WP03", "T4"),
+        task_wp("WP04", "T5"),
+    ]
+    states = [
+        st("WP01", "approved", subtasks={"T1": "done", "T2": "planned"}),
+        st("WP02", "approved", subtasks={"T3": "done"}),
+        st("WP03", "done", subtasks={}),  # done: merged, not checked again
+        st("WP04", "approved", subtasks={}),
+    ]
+    d = run(wps, states)
+    assert (d.action, d.reason) == (
+        "accept",
+        "every work package is approved, but subtasks of WP01, WP04 are not done "
+        "(reset by a rejection): mark them done, then accept",
+    )
+    assert d.commands == [
+        "kitty agent tasks mark-status T2 --wp WP01 --mission m --agent claude --status done",
+        "kitty agent tasks mark-status T5 --wp WP04 --mission m --agent claude --status done",
+        "kitty accept --mission m",
+    ]
+    assert d.blocked_by == ["WP01 subtasks not done: T2", "WP04 subtasks not done: T5"]
+    board = ctx(wps, states).board
+    assert (
+        decide.unmarked_subtasks(board, {w.wp_id: w for w in wps}, ["WP02", "WP03", "WP09"]) == {}
+    )
+
+
+def test_dependencies_and_waits_name_only_what_is_missing() -> None:
+    wps = [
+        wp("WP01"),
+        wp("WP02", "WP01"),
+        wp("WP03", "WP01", "WP04", "WP05"),
+        wp("WP04"),
+        wp("WP05"),
+    ]
+    states = [
+        st("WP01", "approved"),
+        st("WP02", "planned"),
+        st("WP03", "planned"),
+        st("WP04", "in_progress", agent="codex", implementer="codex"),
+        st("WP05", "claimed", agent="gemini", implementer="gemini"),
+    ]
+    d = run(wps, states)
+    assert (d.action, d.wp_id) == ("implement", "WP02")  # WP01 approved: WP02 is ready
+    busy = run(
+        wps, [st("WP01", "approved"), st("WP02", "in_review", reviewer="gemini"), *states[2:]]
+    )
+    assert busy.action == "wait"
+    assert busy.blocked_by == [
+        "WP02 is in_review by gemini for 12m",
+        "WP04 is in_progress by codex for 12m",
+        "WP05 is claimed by gemini for 12m",
+        "WP03 waits for WP04 (in_progress by codex for 12m), WP05 (claimed by gemini for 12m)",
+    ]
+
+
+def test_blocked_without_blocked_wps_when_a_dependency_is_unfinalized() -> None:
+    d = run([wp("WP01", "WP02"), wp("WP02")], [st("WP01", "planned")])
+    assert (d.action, d.blocked_by) == (
+        "blocked",
+        ["WP01 waits for WP02 (not finalized)", "WP02 is not finalized"],
+    )
+    assert d.commands == ["kitty finalize --mission m", "kitty status --mission m"]
+
+
+def test_queues_keep_rejected_work_out_of_fresh_and_sort_by_number() -> None:
+    wps = [wp("WP9"), wp("WP10"), wp("WP1"), wp("setup"), wp("WP20"), wp("WP3")]
+    states = [
+        rejected("WP10", 1),
+        rejected("WP9", 1),
+        st("WP1", "planned"),
+        st("setup", "planned"),
+        rejected("WP20", 3),
+        rejected("WP3", 3),
+    ]
+    for s in states:
+        s.lane_since_us = NOW - MIN  # same age: ties go by number
+    queues = decide.work_queues(ctx(wps, states))
+    assert queues.fixes == ["WP9", "WP10"]
+    assert queues.fresh == ["setup", "WP1"]
+    assert queues.capped == ["WP3", "WP20"]

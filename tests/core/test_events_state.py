@@ -509,3 +509,14 @@ def test_empty_values_count_as_missing_and_every_kind_keeps_its_line() -> None:
     assert parse_record({"type": "x"}).line == 0  # type: ignore[union-attr]
     moved = parse_record(json.loads(tr("WP01", "planned", "claimed", T0.format(1), "A")))
     assert moved.line == 0  # type: ignore[union-attr]
+
+
+def test_a_record_for_something_that_is_not_a_wp_is_skipped_with_its_line() -> None:
+    moved = json.loads(tr("wp1", "planned", "claimed", T0.format(1), "A"))
+    assert parse_record(moved, 8) == LogWarning(8, "wp_id 'wp1' is not a work package id")
+    note = json.loads(ann("WP1x", T0.format(1), "B", {}))
+    assert parse_record(note, 9) == LogWarning(9, "wp_id 'WP1x' is not a work package id")
+    for odd in ("XY12", "WPx1", "W1", "WPx", 5):
+        record = dict(moved, wp_id=odd)
+        assert isinstance(parse_record(record), LogWarning), odd
+    assert isinstance(parse_record(dict(moved, wp_id="WP7")), Transition)

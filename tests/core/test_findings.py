@@ -560,3 +560,26 @@ def test_merged_finding_json_field_by_field() -> None:
     assert "#" not in single and "rc_id" not in single and "reports" not in single
     assert persona_of("security@claude@eu") == "security"
     assert persona_of("codex") == "codex"
+
+
+def test_fast_pass_confidence_is_capped_even_with_evidence() -> None:
+    rated = finding(confidence=100, first_evidence="x = 1")
+    assert merge([report("fast-pass@codex", rated)]).findings == []  # capped at 50: dropped
+    assert [f.confidence for f in merge([report("correctness@codex", rated)]).findings] == [100]
+    from kitty.core.findings import Finding, _gate_quote
+
+    anonymous = Finding(
+        "P1", "k", "a.py:1", "s", "t", "d", confidence=100, rated=True, first_evidence="q"
+    )
+    assert _gate_quote(anonymous).confidence == 100  # no reviewer recorded: not a fast pass
+
+
+def test_finding_json_keeps_evidence_and_render_keeps_earlier_rc_ids() -> None:
+    from kitty.core.findings import Finding
+
+    f = Finding("P1", "k", "a.py:1", "s", "t", "d", first_evidence="q", validity_evidence="v")
+    assert (f.to_json()["first_evidence"], f.to_json()["validity_evidence"]) == ("q", "v")
+    merged = merge([report("c", finding(severity="P1"))], round_no=3)
+    body = render_cycle("WP01", 1, ["c"], merged.findings, "P2", approved=False)
+    assert "### RC3-1 [P1]" in body  # numbered by its round, not renumbered by the cycle
+    assert body.endswith("- Reported by: c\n")  # one newline at the end, never a blank line

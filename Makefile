@@ -24,9 +24,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check kitty tests benchmarks mutation
 	$(BIN)/mypy
 
-mutation: $(STAMP)  ## mutation score of kitty/core and the write path (mutmut; ~1 h on 2 cores)
+mutation: $(STAMP)  ## mutation score of kitty/core and the write path (~1 h; MODULES=word picks some)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mutation]'
-	nice -n 15 $(BIN)/python mutation/run.py
+	nice -n 15 $(BIN)/python mutation/run.py $(MODULES)
 
 bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv

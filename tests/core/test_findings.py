@@ -583,3 +583,81 @@ def test_finding_json_keeps_evidence_and_render_keeps_earlier_rc_ids() -> None:
     body = render_cycle("WP01", 1, ["c"], merged.findings, "P2", approved=False)
     assert "### RC3-1 [P1]" in body  # numbered by its round, not renumbered by the cycle
     assert body.endswith("- Reported by: c\n")  # one newline at the end, never a blank line
+
+
+def test_kitty_format_mapping_field_by_field() -> None:
+    item = {
+        "severity": "P2",
+        "kind": " k ",
+        "location": "a.py:3",
+        "signature": " s ",
+        "title": " T ",
+        "detail": " D ",
+        "suggested_fix": "",
+        "id": "",
+        "confidence": 75,
+        "confidence_rated": False,
+        "evidence": ["e"],
+        "extra": 1,
+    }
+    rep = read_report("a.json", json.dumps({"reviewer": " codex ", "findings": [item]}))
+    assert (rep.reviewer, rep.format, rep.source) == ("codex", "kitty", "a.json")
+    assert rep.findings[0].to_json() == {
+        "severity": "P2",
+        "kind": "k",
+        "location": "a.py:3",
+        "signature": "s",
+        "title": "T",
+        "detail": "D",
+        "suggested_fix": None,
+        "id": None,
+        "confidence": 75,
+        "confidence_rated": False,
+        "first_evidence": None,
+        "evidence": ["e"],
+        "autofix_class": "manual",
+        "owner": "downstream-resolver",
+        "requires_verification": False,
+        "pre_existing": False,
+        "validity": "unchallenged",
+        "validity_evidence": None,
+        "native": {"extra": 1, "format": "kitty"},
+        "reviewers": ["codex"],
+        "ids": [],
+    }
+    rated = read_report(
+        "b.json", json.dumps({"reviewer": "c", "findings": [finding(confidence=50, id="x1")]})
+    )
+    assert (rated.findings[0].confidence, rated.findings[0].rated, rated.findings[0].ids) == (
+        50,
+        True,
+        ["x1"],
+    )
+    assert rated.findings[0].native == {}  # nothing but canonical fields: no native block
+
+
+def test_reviewer_names_and_file_level_errors() -> None:
+    from kitty.core.formats import reviewer_name
+
+    assert reviewer_name({"reviewer_id": " x "}, "specdev", "s.json", None) == "x"
+    assert reviewer_name({}, "specdev", "findings_api_2_rbob.json", "fb") == "bob"
+    assert reviewer_name({}, "persona", "dir/corr.json", "fb") == "fb"
+    assert reviewer_name({}, "persona", "dir/corr.json", None) == "corr"
+    assert reviewer_name({}, "kitty", "x.json", "fb") is None
+    assert reviewer_name({"reviewer": "  "}, "addon", "", None) is None
+    with pytest.raises(SpecError) as err:
+        read_report("b.json", "{nope")
+    assert err.value.message.startswith("b.json:1: not valid JSON: Expecting property name")
+    assert err.value.hint == "see `kitty review schema` (or pass a seed-003 review add-on .md)"
+    with pytest.raises(SpecError) as err:
+        read_report("b.json", "{}", fmt="weird")
+    assert (err.value.message, err.value.hint) == (
+        "b.json: unknown format 'weird'",
+        "formats: kitty, specdev, persona, addon",
+    )
+    with pytest.raises(SpecError) as err:
+        read_report("b.json", json.dumps({"findings": []}))
+    assert (err.value.message, err.value.hint) == (
+        "b.json: reviewer: missing (kitty format)",
+        "see `kitty review schema`; nothing was recorded",
+    )

@@ -661,3 +661,90 @@ def test_reviewer_names_and_file_level_errors() -> None:
         "b.json: reviewer: missing (kitty format)",
         "see `kitty review schema`; nothing was recorded",
     )
+
+
+ADDON_MD = (
+    "# Review Add-On: Cycle 3\n\n## Valid\n\n"
+    "### RC3-1: Off by one\n**Severity:** Minor\n**File:** src/a.py:10\n"
+    "**Finding:** skips the last item\n**Required fix:** use range(n)\n\n"
+    "## Invalid\n\n"
+    "### RC3-2 : Leak\n**Severity:** CRITICAL\n**File:** src/b.py:3\n**Finding:** fd leak\n"
+    "**Evidence:** closed in finally\n\n"
+    "### RC3-3: No severity\n**File:** c.py:1\n"
+)
+
+
+def test_addon_markdown_is_parsed_heading_by_heading() -> None:
+    from kitty.core.formats import parse_addon_markdown
+
+    assert parse_addon_markdown(ADDON_MD) == {
+        "cycle": 3,
+        "findings": [
+            {
+                "id": "RC3-1",
+                "title": "Off by one",
+                "validity": "VALID",
+                "severity": "minor",
+                "file": "src/a.py:10",
+                "finding": "skips the last item",
+                "required_fix": "use range(n)",
+            },
+            {
+                "id": "RC3-2",
+                "title": "Leak",
+                "validity": "INVALID",
+                "severity": "critical",
+                "file": "src/b.py:3",
+                "finding": "fd leak",
+                "evidence": "closed in finally",
+            },
+            {"id": "RC3-3", "title": "No severity", "validity": "INVALID", "file": "c.py:1"},
+        ],
+    }
+    assert parse_addon_markdown("### RC1-1: x\n**Severity:** Major\n") == {
+        "cycle": None,
+        "findings": [{"id": "RC1-1", "title": "x", "severity": "major"}],
+    }
+
+
+def test_specdev_mapping_field_by_field() -> None:
+    item = {
+        "kind": " gap ",
+        "location": "s.json:3",
+        "signature": " no-owner ",
+        "severity": "P1",
+        "title": " T ",
+        "description": " desc ",
+        "suggested_fix": "fix",
+        "id": "i1",
+        "extra": 5,
+    }
+    rep = read_report(
+        "findings_04_2_rr1.json", json.dumps({"round": 2, "scope": "04", "findings": [item]})
+    )
+    assert rep.findings[0].to_json() == {
+        "severity": "P1",
+        "kind": "gap",
+        "location": "s.json:3",
+        "signature": "no-owner",
+        "title": "T",
+        "detail": "desc",
+        "suggested_fix": "fix",
+        "id": "i1",
+        "confidence": 75,
+        "confidence_rated": False,
+        "first_evidence": None,
+        "evidence": [],
+        "autofix_class": "manual",
+        "owner": "downstream-resolver",
+        "requires_verification": False,
+        "pre_existing": False,
+        "validity": "unchallenged",
+        "validity_evidence": None,
+        "native": {"description": " desc ", "extra": 5, "format": "specdev"},
+        "reviewers": ["r1"],
+        "ids": ["i1"],
+    }
+    detailed = dict(item, detail=" D ")
+    rep = read_report("findings_04_2_rr1.json", json.dumps({"round": 2, "findings": [detailed]}))
+    assert rep.findings[0].detail == "D"

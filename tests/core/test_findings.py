@@ -748,3 +748,105 @@ def test_specdev_mapping_field_by_field() -> None:
     detailed = dict(item, detail=" D ")
     rep = read_report("findings_04_2_rr1.json", json.dumps({"round": 2, "findings": [detailed]}))
     assert rep.findings[0].detail == "D"
+
+
+def test_persona_mapping_field_by_field() -> None:
+    item = persona(
+        suggested_fix="use hmac.compare_digest",
+        id="p1",
+        evidence=["e1"],
+        autofix_class="safe_auto",
+        owner="human",
+        requires_verification=True,
+        pre_existing=True,
+        extra=1,
+    )
+    rep = read_report("c.json", json.dumps({"reviewer": "correctness@codex", "findings": [item]}))
+    assert rep.format == "persona"
+    assert rep.findings[0].to_json() == {
+        "severity": "P1",
+        "kind": "general",
+        "location": "src/auth.py:42",
+        "signature": "token compared with ==",
+        "title": "Token compared with ==",
+        "detail": "timing attack",
+        "suggested_fix": "use hmac.compare_digest",
+        "id": "p1",
+        "confidence": 75,
+        "confidence_rated": True,
+        "first_evidence": "if token == expected:",
+        "evidence": ["e1"],
+        "autofix_class": "gated_auto",  # the legacy name, mapped
+        "owner": "human",
+        "requires_verification": True,
+        "pre_existing": True,
+        "validity": "unchallenged",
+        "validity_evidence": None,
+        "native": {
+            "file": "src/auth.py",
+            "line": 42,
+            "why_it_matters": "timing attack",
+            "extra": 1,
+            "format": "persona",
+            "severity": "P1",
+        },
+        "reviewers": ["correctness@codex"],
+        "ids": ["p1"],
+    }
+    bare = persona(why_it_matters=..., first_evidence=..., title=" Weak ")
+    weak = read_report("c.json", json.dumps({"reviewer": "x", "findings": [bare]})).findings[0]
+    assert (weak.title, weak.detail, weak.first_evidence, weak.signature) == (
+        "Weak",
+        "Weak",
+        None,
+        "weak",
+    )
+
+
+def test_addon_mapping_field_by_field() -> None:
+    md = ADDON_MD.split("### RC3-3")[0]
+    rep = read_report("review-addon-3.md", md, fallback_reviewer="contrarian")
+    assert (rep.reviewer, rep.format) == ("contrarian", "addon")
+    valid, invalid = (f.to_json() for f in rep.findings)
+    assert valid == {
+        "severity": "P2",
+        "kind": "general",
+        "location": "src/a.py:10",
+        "signature": "off by one",
+        "title": "Off by one",
+        "detail": "skips the last item",
+        "suggested_fix": "use range(n)",
+        "id": "RC3-1",
+        "confidence": 100,
+        "confidence_rated": True,
+        "first_evidence": "skips the last item",
+        "evidence": [],
+        "autofix_class": "manual",
+        "owner": "downstream-resolver",
+        "requires_verification": False,
+        "pre_existing": False,
+        "validity": "VALID",
+        "validity_evidence": None,
+        "native": {
+            "file": "src/a.py:10",
+            "finding": "skips the last item",
+            "required_fix": "use range(n)",
+            "format": "addon",
+            "severity": "minor",
+        },
+        "reviewers": ["contrarian"],
+        "ids": ["RC3-1"],
+    }
+    assert {
+        k: invalid[k] for k in ("severity", "confidence", "confidence_rated", "first_evidence")
+    } == {
+        "severity": "P0",
+        "confidence": 75,
+        "confidence_rated": False,
+        "first_evidence": None,
+    }
+    assert (invalid["validity"], invalid["validity_evidence"], invalid["suggested_fix"]) == (
+        "INVALID",
+        "closed in finally",
+        None,
+    )

@@ -850,3 +850,27 @@ def test_addon_mapping_field_by_field() -> None:
         "closed in finally",
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("data", "fmt"),
+    [
+        ([], "kitty"),
+        ({"findings": [{"file": "a", "line": 1}]}, "persona"),
+        ({"findings": [{"file": "a", "line": 1, "location": "x"}]}, "kitty"),
+        ({"findings": [], "residual_risks": []}, "persona"),
+        ({"findings": [], "testing_gaps": []}, "persona"),
+        ({"findings": [{"severity": "Minor"}]}, "addon"),
+        ({"findings": [{"finding": "x"}]}, "addon"),
+        ({"findings": [{"required_fix": "x"}]}, "addon"),
+        ({"round": 1}, "specdev"),
+        ({"scope": "a"}, "specdev"),
+        ({"reviewer_id": "r"}, "specdev"),
+        ({"reviewer": "r", "round": 1}, "kitty"),
+        ({"findings": "x"}, "kitty"),
+        ({"findings": [1, {"file": "a", "line": 2}]}, "persona"),
+        ({"findings": [{"file": "a"}]}, "kitty"),
+    ],
+)
+def test_format_detection(data: Any, fmt: str) -> None:
+    assert detect(data) == fmt

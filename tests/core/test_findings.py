@@ -874,3 +874,50 @@ def test_addon_mapping_field_by_field() -> None:
 )
 def test_format_detection(data: Any, fmt: str) -> None:
     assert detect(data) == fmt
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "top level: must be an object"),
+        ({"findings": []}, "reviewer: missing"),
+        ({"reviewer": "r"}, "findings: missing"),
+        ({"reviewer": 5, "findings": []}, "reviewer: must be text"),
+        ({"reviewer": "r", "findings": {}}, "findings: must be a list"),
+        ({"reviewer": "r", "findings": ["x"]}, "findings[0]: must be an object"),
+        (
+            {"reviewer": "r", "findings": [finding(severity="P5")]},
+            "findings[0].severity: 'P5' is not one of P0, P1, P2, P3",
+        ),
+        (
+            {"reviewer": "r", "findings": [finding(), finding(location=None)]},
+            "findings[1].location: missing",
+        ),
+        (
+            {"reviewer": "r", "findings": [finding(location="src/a.py")]},
+            "findings[0].location: 'src/a.py' is not path:line",
+        ),
+        ({"reviewer": "r", "findings": [finding(title=3)]}, "findings[0].title: must be text"),
+        (
+            {"reviewer": "r", "findings": [finding(title="  ")]},
+            "findings[0].title: must not be blank",
+        ),
+        (
+            {"reviewer": "r", "findings": [finding(confidence=80)]},
+            "findings[0].confidence: 80 is not one of 0, 25, 50, 75, 100",
+        ),
+        (
+            {"reviewer": "r", "findings": [finding(evidence="x")]},
+            "findings[0].evidence: must be a list",
+        ),
+        (
+            {"reviewer": "r", "findings": [finding(requires_verification="no")]},
+            "findings[0].requires_verification: must be true or false",
+        ),
+    ],
+)
+def test_each_validation_message_exactly(data: Any, message: str) -> None:
+    with pytest.raises(SpecError) as err:
+        read_report("f.json", json.dumps(data))
+    assert err.value.message == f"f.json: {message} (kitty format)"
+    assert err.value.hint == "see `kitty review schema`; nothing was recorded"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
 from kitty.core.events import (
     Annotation,
@@ -520,3 +522,39 @@ def test_a_record_for_something_that_is_not_a_wp_is_skipped_with_its_line() -> N
         record = dict(moved, wp_id=odd)
         assert isinstance(parse_record(record), LogWarning), odd
     assert isinstance(parse_record(dict(moved, wp_id="WP7")), Transition)
+
+
+def test_extend_appends_only_newer_events_and_helpers_read_the_policy() -> None:
+    from kitty.core.state import Board, event_agent, event_machine, extend
+
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    first = parse_lines([tr("WP01", "genesis", "planned", t.format(1), "A")]).events
+    board = replay(first)
+    claim = tr(
+        "WP01",
+        "planned",
+        "claimed",
+        t.format(2),
+        "B",
+        policy_metadata={"agent": "gemini", "machine": "m2"},
+    )
+    newer = parse_lines([claim]).events
+    extend(board, newer)
+    assert (board.lane("WP01"), board.event_count, board.last_event_id) == ("claimed", 2, "B")
+    assert board.wps["WP01"].agent == "gemini" and board.wps["WP01"].last_activity_us == parse_at(
+        t.format(2)
+    )
+    stale = parse_lines([tr("WP01", "claimed", "in_progress", t.format(2), "C")]).events
+    with pytest.raises(ValueError, match="extend\\(\\) needs events newer than the board"):
+        extend(board, stale)
+    assert extend(Board(), []).event_count == 0
+    moved = newer[0]
+    assert isinstance(moved, Transition)
+    assert (event_agent(moved), event_machine(moved)) == ("gemini", "m2")
+    plain = parse_lines(
+        [tr("WP01", "planned", "claimed", t.format(2), "D", actor={"tool": "codex"})]
+    ).events[0]
+    assert isinstance(plain, Transition)
+    assert (event_agent(plain), event_machine(plain)) == ("codex", None)
+    assert Board().lane("WP09") is None
+    assert Board().get("WP09").lane is None

@@ -243,3 +243,24 @@ def test_long_lists_are_cut() -> None:
     text = review_prompt(ctx)
     assert "- c29\n" in text and "- c30\n" not in text
     assert "- f99\n" in text and "- f100\n" not in text
+
+
+def test_fallbacks_lists_and_unicode() -> None:
+    from dataclasses import replace
+
+    ctx = full_context()
+    wp = replace(
+        ctx.wp,
+        owned_files=("web/cart/**", "web/shared/cart.css"),
+        meta={"work_package_id": "WP03", "title": "Café UI"},
+    )
+    fix = implement_prompt(replace(ctx, wp=wp, feedback_ref=None))
+    assert "## Review feedback (latest)\n" in fix
+    assert "- Only files in the write scope changed: web/cart/**, web/shared/cart.css.\n" in fix
+    assert "title: Café UI\n" in fix  # YAML keeps the text readable, not \\xE9 escapes
+    review = review_prompt(replace(ctx, wp=wp, branch=None))
+    assert "diff abc123" not in review  # no branch: no diff command to print
+    assert (
+        "Write scope (owned_files): web/cart/**, web/shared/cart.css. Flag changes outside it."
+        in review
+    )

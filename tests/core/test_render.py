@@ -298,3 +298,26 @@ def test_narrow_empty_board_and_helpers() -> None:
     )
     assert clip("abcdef", 6) == "abcdef" and clip("abcdef", 5) == "abcd…" and clip("ab", 0) == ""
     assert bar(0.5, 4) == "██░░" and bar(-1, 3) == "░░░" and bar(2, 3) == "███"
+
+
+def test_lease_agent_and_progress_details() -> None:
+    from kitty.core.render import card
+
+    base = {"id": "WP01", "title": "T", "lane": "in_progress", "agent": "claude"}
+    assert card(dict(base, lease={"machine": "m1", "expired": True}), 60) == [
+        "WP01 T",
+        " @claude on m1 lease expired",
+    ]
+    assert card(dict(base, lease={"machine": "m1"}), 60) == ["WP01 T", " @claude on m1"]
+    assert card(dict(base, lease={"expired": True}), 60) == ["WP01 T", " @claude"]
+    assert card(dict(base, lane="planned"), 60) == ["WP01 T"]  # a planned WP has no holder
+    assert card(dict(base, lane="done"), 60) == ["WP01 T"]
+    view = {
+        "mission": {"slug": "s", "title": "t"},
+        "progress": {"done_percentage": 85.0, "weighted_percentage": 90.0},
+        "work_packages": [],
+    }
+    assert board_text(view) == board_text(view, 80)
+    assert board_text(view, 100).splitlines()[1] == (
+        "Progress " + "█" * 26 + "░" * 4 + " 85% done · 90% weighted"
+    )

@@ -278,7 +278,7 @@ def test_feedback_file_problems_write_nothing(repo: Path, tmp_path: Path) -> Non
     assert (
         missing.code == 2 and f"cannot read review feedback {tmp_path / 'nope.md'}" in missing.err
     )
-    assert "pass a readable UTF-8 file to --review-feedback-file" in missing.err
+    assert "hint: pass a readable regular file" in missing.err
     binary = tmp_path / "bin.md"
     binary.write_bytes(b"\xff\xfe\x00")
     not_text = kitty(

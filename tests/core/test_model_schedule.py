@@ -122,3 +122,40 @@ def test_summary_progress_and_waits() -> None:
     assert progress(Board(), []) == {"done_percentage": 0.0, "weighted_percentage": 0.0}
     assert waits_for(wp("WP06", "WP01", "WP02", "WP04", "WP05"), board) == ["WP02", "WP05"]
     assert waits_for(None, board) == []
+
+
+def test_critical_path_ends_in_a_cycle_and_lane_map_tolerates_partial_docs() -> None:
+    ring = {w.wp_id: w for w in (wp("WP01", "WP02"), wp("WP02", "WP01"), wp("WP03", "WP01"))}
+    assert critical_path(ring) == ["WP01"]  # a cycle (refused by finalize) ends the walk
+    wps = {w.wp_id: w for w in (wp("WP01"), wp("WP02"))}
+    assert lane_map({"mission": "m"}, wps, ["WP01", "WP02"]) == {
+        "WP01": "solo-WP01",
+        "WP02": "solo-WP02",
+    }
+    assert lane_map(
+        {"lanes": [{"lane_id": "lane-a"}, {"lane_id": "lane-b", "wp_ids": ["WP02"]}]},
+        wps,
+        ["WP01", "WP02"],
+    ) == {
+        "WP01": "solo-WP01",
+        "WP02": "lane-b",
+    }
+
+
+def test_progress_rounds_to_one_decimal_and_views_keep_subtask_marks() -> None:
+    from kitty.core.snapshot import wp_view
+
+    board = Board(
+        wps={
+            "WP01": WPState("WP01", lane="done"),
+            "WP02": WPState("WP02", lane="planned"),
+            "WP03": WPState("WP03", lane="claimed", subtasks={"T1": "done"}),
+        }
+    )
+    assert progress(board, ["WP01", "WP02", "WP03"]) == {
+        "done_percentage": 33.3,
+        "weighted_percentage": 35.0,
+    }
+    spec = WorkPackage("WP03", "x", (), ("T1", "T2"), (), "t", "WP03")
+    view = wp_view("WP03", spec, board.wps["WP03"], board, 3)
+    assert view["subtasks"] == {"T1": "done", "T2": "planned"}

@@ -558,3 +558,132 @@ def test_extend_appends_only_newer_events_and_helpers_read_the_policy() -> None:
     assert (event_agent(plain), event_machine(plain)) == ("codex", None)
     assert Board().lane("WP09") is None
     assert Board().get("WP09").lane is None
+
+
+def test_replay_counts_cycles_records_arbiters_and_reclaims() -> None:
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    rej = {"verdict": "changes_requested", "reviewer": "codex"}
+    lines = [
+        tr("WP01", "genesis", "planned", t.format(1), "A"),
+        tr("WP01", "genesis", "planned", t.format(2), "A2"),  # a repeated bootstrap: skipped
+        tr("WP01", "planned", "claimed", t.format(3), "B", actor="claude"),
+        ann(
+            "WP01",
+            t.format(4),
+            "C",
+            {"agent": "claude-2", "note": 5, "release_runtime_claim": False, "heartbeat": "x"},
+        ),
+        tr("WP01", "claimed", "in_progress", t.format(5), "D", actor="claude"),
+        tr("WP01", "in_progress", "for_review", t.format(6), "E", actor="claude"),
+        tr("WP01", "for_review", "in_review", t.format(7), "F", actor="codex"),
+        tr(
+            "WP01",
+            "in_review",
+            "planned",
+            t.format(8),
+            "G",
+            actor={"tool": "codex"},
+            review_result=rej,
+        ),
+        tr("WP01", "planned", "claimed", t.format(9), "H", actor="claude"),
+        tr("WP01", "claimed", "in_progress", t.format(10), "I", actor="claude"),
+        tr("WP01", "in_progress", "for_review", t.format(11), "J", actor="claude"),
+        tr("WP01", "for_review", "in_review", t.format(12), "K", actor="gemini"),
+        tr(
+            "WP01",
+            "in_review",
+            "in_progress",
+            t.format(13),
+            "L",
+            actor="gemini",
+            review_result={"verdict": "changes_requested", "reviewer": 7},
+        ),
+        tr(
+            "WP01",
+            "in_progress",
+            "blocked",
+            t.format(14),
+            "M",
+            actor="lead",
+            force=True,
+            reason="Escalated to human: scope",
+        ),
+        tr(
+            "WP01",
+            "blocked",
+            "approved",
+            t.format(15),
+            "N",
+            actor="lead",
+            force=True,
+            reason="ok",
+            policy_metadata={"arbiter": {"decision": "approve"}, "reclaim": {"from": "m1"}},
+        ),
+    ]
+
+    def at(n: int) -> Any:
+        return replay(parse_lines(lines[:n]).events).wps["WP01"]
+
+    noted = at(
+        4
+    )  # an annotation may name the agent; a non-text note and a False release do nothing
+    assert (noted.agent, noted.notes, noted.runtime_claim) == ("claude-2", [], None)
+    assert noted.scalars == {"agent": "claude-2", "heartbeat": "x"}
+    escalated = at(14)
+    assert escalated.review_cycles == 2
+    assert escalated.arbiter == {
+        "note": "Escalated to human: scope",
+        "at": t.format(14),
+        "to_lane": "blocked",
+        "by": "lead",
+    }
+    final = at(15)
+    assert [(r.reviewer, r.cycle) for r in final.reviews] == [
+        ("codex", 1),
+        ("gemini", 2),
+    ]  # 7 is no name
+    assert final.arbiter == {"decision": "approve", "at": t.format(15), "to_lane": "approved"}
+    assert final.reclaim == {"from": "m1", "at": t.format(15)}
+    assert final.conflicts == [] and final.lane == "approved"
+
+
+def test_conflict_kinds_and_messages() -> None:
+    t = "2026-01-01T00:00:{:02d}+00:00"
+    same = {"agent": "claude", "machine": "m1"}
+    lines = [
+        tr("WP01", "genesis", "planned", t.format(1), "A"),
+        tr("WP01", "planned", "claimed", t.format(2), "B", actor="claude", policy_metadata=same),
+        tr(
+            "WP01", "planned", "claimed", t.format(3), "B2", actor="claude", policy_metadata=same
+        ),  # a replica
+        tr("WP01", "planned", "claimed", t.format(4), "B3", actor=None),
+        tr("WP01", "claimed", "done", t.format(5), "C", actor="x"),
+        tr("WP01", "claimed", "in_progress", t.format(6), "D", actor="claude"),
+        tr("WP01", "in_progress", "approved", t.format(7), "E", actor="claude", reason="self"),
+    ]
+    board = replay(parse_lines(lines).events)
+    assert [(c.kind, c.message, c.agent, c.holder, c.lane) for c in board.conflicts] == [
+        (
+            "stale_from_lane",
+            "WP01 planned -> claimed by unknown was not applied: WP01 was already claimed",
+            None,
+            "claude",
+            "claimed",
+        ),
+        (
+            "illegal_edge",
+            "WP01 claimed -> done is not a legal move without --force and was not applied",
+            "x",
+            "claude",
+            "claimed",
+        ),
+        (
+            "self_review",
+            "claude implemented WP01 and approved it without the self-review fallback; "
+            "the approval was not applied",
+            "claude",
+            "claude",
+            "in_progress",
+        ),
+    ]
+    assert board.wps["WP01"].lane == "in_progress"

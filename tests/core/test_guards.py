@@ -304,3 +304,15 @@ def test_legal_targets_in_board_order() -> None:
     assert err.value.hint == (
         'legal targets from claimed: in_progress, blocked, canceled (or --force with --note "why")'
     )
+
+
+def test_identity_and_self_review_hints_are_exact() -> None:
+    err = refused(at("in_review"), MoveRequest("approved", None))
+    assert err.hint == "pass --agent NAME (or set KITTY_AGENT)"
+    err = refused(at("in_review"), MoveRequest("approved", "claude"))
+    assert err.hint == (
+        "have another agent review it; after a reviewer failure use --force "
+        "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R --note ..."
+    )
+    noted = check_move("WP01", at("in_review"), [], MoveRequest("planned", "codex", note="redo"))
+    assert noted.verdict == "changes_requested"  # the --note alone is the feedback

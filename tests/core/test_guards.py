@@ -316,3 +316,29 @@ def test_identity_and_self_review_hints_are_exact() -> None:
     )
     noted = check_move("WP01", at("in_review"), [], MoveRequest("planned", "codex", note="redo"))
     assert noted.verdict == "changes_requested"  # the --note alone is the feedback
+
+
+def test_unknown_lanes_suggest_the_closest_and_list_them_all() -> None:
+    all_lanes = (
+        "lanes: planned, claimed, in_progress, for_review, in_review, approved, done, "
+        "blocked, canceled (doing = in_progress)"
+    )
+    with pytest.raises(InvalidTransition) as err:
+        check_move("WP01", at("planned"), [], MoveRequest("plannd", "x"))
+    assert (err.value.message, err.value.hint) == (
+        "unknown lane 'plannd'; did you mean 'planned'?",
+        all_lanes,
+    )
+    with pytest.raises(InvalidTransition) as err:
+        check_move("WP01", at("planned"), [], MoveRequest("zzz", "x"))
+    assert (err.value.message, err.value.hint) == ("unknown lane 'zzz'", all_lanes)
+    # an arbiter decision on a WP without state counts zero cycles
+    forced = MoveRequest("approved", "lead", force=True, note="Arbiter decision: x")
+    assert check_move("WP01", None, [], forced).arbiter == {
+        "decision": "approve",
+        "note": "Arbiter decision: x",
+        "by": "lead",
+        "cycles": 0,
+    }
+    err2 = refused(rejected(3), MoveRequest("claimed", "claude"), policy=Policy(max_cycles=3))
+    assert "--mission <mission>" in err2.hint  # the placeholder when no mission is given

@@ -259,3 +259,27 @@ def test_parsed_fields_and_normalisation() -> None:
         None,
         None,
     )
+
+
+def test_front_matter_is_written_so_it_reads_back_unchanged() -> None:
+    from kitty.core.wpfile import dump_front_matter, load_front_matter, one_line
+
+    front = {
+        "title": " padded ",
+        "b": "line\nbreak",
+        "c": "plain",
+        "a": "Café",
+        "n": 3,
+        "l": ["x", "y"],
+        "long": "x" * 200,
+        "sep": "a\u2028b",
+    }
+    text = dump_front_matter(front)
+    assert text.startswith('---\ntitle: " padded "\nb: "line\\nbreak"\nc: plain\na: Café\nn: 3\n')
+    assert "\nl:\n- x\n- y\n" in text and f"\nlong: {'x' * 200}\n" in text  # never folded
+    assert text.endswith("---\n")
+    meta, body, _ = load_front_matter("t.md", text + "body\n")
+    assert meta == front and body == "body\n"
+    assert dump_front_matter({"b": 1, "a": 2}, sort_keys=True) == "---\na: 2\nb: 1\n---\n"
+    assert dump_front_matter({"b": 1, "a": 2}) == "---\nb: 1\na: 2\n---\n"
+    assert one_line("a\nb\r\nc\u2028d\x85e\u2029f   g ") == "a b c d e f g"

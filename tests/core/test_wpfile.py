@@ -283,3 +283,18 @@ def test_front_matter_is_written_so_it_reads_back_unchanged() -> None:
     assert dump_front_matter({"b": 1, "a": 2}, sort_keys=True) == "---\na: 2\nb: 1\n---\n"
     assert dump_front_matter({"b": 1, "a": 2}) == "---\nb: 1\na: 2\n---\n"
     assert one_line("a\nb\r\nc\u2028d\x85e\u2029f   g ") == "a b c d e f g"
+
+
+def test_dependencies_after_a_canonical_one_and_errors_in_flow_style_front_matter() -> None:
+    wp = parse_wp(
+        P, "WP02-x.md", "---\nwork_package_id: WP02\ntitle: X\ndependencies: [WP03, 4]\n---\n"
+    )
+    assert wp.dependencies == ("WP03", "WP04")
+    for flow, key in (
+        ("{work_package_id: WP02, title: X, dependencies: [banana]}", "dependency 'banana'"),
+        ("{work_package_id: WP02, title: X, dependencies: {a: 1}}", "'dependencies'"),
+        ("{work_package_id: WP02, title: X, subtasks: {a: 1}}", "'subtasks'"),
+    ):
+        with pytest.raises(SpecError) as err:
+            parse_wp(P, "WP02-x.md", f"---\n{flow}\n---\n")
+        assert err.value.line == 1 and key in err.value.message  # no key line: the file's first

@@ -479,6 +479,8 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "arbiter": None,
         "self_review": None,
         "reason": None,
+        "review_halt": None,
+        "review_round": None,
     }
     missing = wp_view("WP09", None, None, board, 5)
     assert (missing["title"], missing["lane"], missing["max_cycles"], missing["waits_for"]) == (

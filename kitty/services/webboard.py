@@ -195,11 +195,12 @@ def board_model(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     }
 
 
-def signature(project: layout.Project, slug: str, with_log: bool = True) -> str:
+def signature(
+    project: layout.Project, slug: str, with_log: bool = True, with_wp_files: bool = True
+) -> str:
     """Changes whenever anything the board shows changes: the log, lanes.json, meta,
     the WP files, the config, the run-log folder. Stats only (cheap)."""
     base = project.specs_dir / slug
-    parts = []
     paths = [
         base / "lanes.json",
         base / "meta.json",
@@ -209,8 +210,23 @@ def signature(project: layout.Project, slug: str, with_log: bool = True) -> str:
     ]
     if with_log:
         paths.insert(0, base / "status.events.jsonl")
+    text = _stats(paths)
+    if with_wp_files:
+        text += wp_files_signature(project, slug)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def wp_files_signature(project: layout.Project, slug: str) -> str:
+    """The stats of every WP file (an edit in place changes no folder)."""
+    paths: list[Path] = []
     with contextlib.suppress(OSError):
-        paths += sorted(Path(e.path) for e in os.scandir(base / "tasks") if e.name.endswith(".md"))
+        tasks = project.specs_dir / slug / "tasks"
+        paths = sorted(Path(e.path) for e in os.scandir(tasks) if e.name.endswith(".md"))
+    return hashlib.blake2b(_stats(paths).encode(), digest_size=8).hexdigest()
+
+
+def _stats(paths: list[Path]) -> str:
+    parts = []
     for path in paths:
         try:
             st = path.stat()
@@ -218,7 +234,7 @@ def signature(project: layout.Project, slug: str, with_log: bool = True) -> str:
             parts.append("-")
             continue
         parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+    return "|".join(parts)
 
 
 # -- the page ----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from kitty.services.workspace import Mission
 
 POLL_S = 0.25
 PING_S = 15.0
+FILES_EVERY_S = 2.0
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -67,6 +68,8 @@ class Hub:
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache: dict[str, Snapshot] = field(default_factory=dict)
     missions: dict[str, tuple[str, Mission]] = field(default_factory=dict)
+    version_lock: threading.Lock = field(default_factory=threading.Lock)
+    versions: dict[str, tuple[float, str, float, str]] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     @cached_property
@@ -77,7 +80,23 @@ class Hub:
         return layout.resolve_mission(self.project, name or self.default_mission)
 
     def version(self, slug: str) -> str:
-        return webboard.signature(self.project, slug)
+        """The mission's signature, computed at most once per poll for all clients.
+
+        The log and the small files are stat'ed every poll; the WP files (one stat
+        each, 1,000 on a big mission) only every `FILES_EVERY_S`.
+        """
+        now = time.monotonic()
+        with self.version_lock:
+            cached = self.versions.get(slug)
+            if cached is not None and now - cached[0] < POLL_S * 0.8:
+                return cached[1]
+            if cached is None or now - cached[2] >= FILES_EVERY_S:
+                files, files_at = webboard.wp_files_signature(self.project, slug), now
+            else:
+                files, files_at = cached[3], cached[2]
+            version = webboard.signature(self.project, slug, with_wp_files=False) + files
+            self.versions[slug] = (now, version, files_at, files)
+            return version
 
     def snapshot(self, slug: str) -> Snapshot:
         with self.lock:

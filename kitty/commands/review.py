@@ -324,6 +324,7 @@ def run(
     help="The chosen option for a blocker question (repeatable).",
 )
 @click.option("--note", "notes", multiple=True, metavar="ID=TEXT", help="A note for a question.")
+@click.option("--abort", is_flag=True, help="After a soft warning: stop (HALT aborted_by_user).")
 @click.option(
     "--continue", "keep_going", is_flag=True, help="After a soft warning: run one more round."
 )
@@ -335,6 +336,7 @@ def answer(
     wp_id: str,
     answers: tuple[str, ...],
     notes: tuple[str, ...],
+    abort: bool,
     keep_going: bool,
     mission: str | None,
     as_json: bool,
@@ -367,7 +369,7 @@ def answer(
     m = open_mission(ctx, mission)
     result = run_answer(
         cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
-        keep_going, _progress,
+        keep_going, _progress, abort,
     )  # fmt: skip
     if "pending" in result:
         lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]

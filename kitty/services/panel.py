@@ -405,6 +405,12 @@ class Loop:
     def claim_review(self, mission: Mission) -> None:
         lane = mission.board.lane(self.wp_id)
         if lane == lanes.IN_REVIEW:
+            holder = mission.board.wps[self.wp_id].reviewer
+            if holder not in (self.opts.runner, None):
+                raise GuardRefused(
+                    f"{self.wp_id} is in review by {holder}",
+                    f"let {holder} finish, or run the panel as them: --agent {holder}",
+                )
             return
         if lane != lanes.FOR_REVIEW:
             raise GuardRefused(
@@ -1105,6 +1111,7 @@ def answer(
     notes: dict[str, str],
     keep_going: bool,
     emit: Emit,
+    abort: bool = False,
 ) -> dict[str, Any]:
     """Record answers to a blocker (or continue after a soft warning) and resume the loop."""
     mission = Mission.open(repo, slug)
@@ -1117,10 +1124,14 @@ def answer(
     round_no = int(halt["round"])
     reason = halt["reason"]
     merged = load_merged(loop.round_dir(round_no) / "merged.json")
+    if reason == "soft_warn" and abort:
+        loop.annotate(loop.mission(), {"review_halt": ""})
+        return loop.halt(round_no, "aborted_by_user", merged, context="stopped at the soft warning")
     if reason == "soft_warn":
         if not keep_going:
             raise UsageError(
-                "this HALT is a soft warning", f"continue: kitty review answer {wp_id} --continue"
+                "this HALT is a soft warning",
+                f"kitty review answer {wp_id} --continue (one more round) or --abort",
             )
         loop.annotate(
             loop.mission(),

@@ -378,6 +378,10 @@ def test_check_11_soft_warn_stops_at_5_and_continues_to_6(
     code, result = answer(repo, tmp_path, "--continue")
     assert (code, result["reason"], result["round"]) == (1, "soft_warn", 6)
     assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 5
+    code, result = answer(repo, tmp_path, "--abort")
+    assert (code, result["reason"], result["round"]) == (1, "aborted_by_user", 6)
+    assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 5
+    assert status(repo)["review_halt"]["reason"] == "aborted_by_user"
 
 
 def test_check_12_failing_tests_halt_after_three_redispatches(
@@ -634,3 +638,13 @@ def test_errors_remaining_feed_the_next_fix(repo: Path, tmp_path: Path, fakes: P
     assert len(fixes) == 2
     assert "## Errors remaining from the previous fix" not in fixes[0]
     assert "## Errors remaining from the previous fix\n- mypy: x" in fixes[1]
+
+
+def test_a_review_held_by_another_reviewer_is_not_taken_over(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    ready_for_review(repo)
+    ok(repo, "move", "WP01", "in_review", "--agent", "gemini")
+    code, result = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
+    assert code == 1 and "in review by gemini" in result["error"]["message"]
+    assert calls(fakes) == [] and status(repo)["lane"] == "in_review"

@@ -188,6 +188,27 @@ class Loop:
         self.log_dir = mission.project.kittify / "runs" / f"review-{self.wp_id}-{stamp()}"
         self.carry_errors: list[str] = []
         self.catalogue = catalogue(as_dict(mission.config.raw.get("review")).get("personas"))
+        configured = Settings.from_config(mission.config.raw, mission.config.max_cycles)
+        #: review.test_command comes from the repository's config (not --test-command).
+        self.test_from_config = bool(opts.test_command) and (
+            opts.test_command == configured.test_command
+        )
+
+    def require_trust(self, mission: Mission, agents: list[str | None]) -> None:
+        """Commands from the repository's config run only when the user trusts them."""
+        from kitty.adapters import trust
+        from kitty.adapters.agents import backend_for
+        from kitty.errors import AgentError
+
+        keys = ["review.test_command"] if self.test_from_config else []
+        for name in dict.fromkeys(a for a in agents if a):
+            try:
+                if backend_for(name, mission.config.raw).kind == "command":
+                    keys.append(f"agents.commands.{name}")
+            except AgentError:
+                continue  # reported where the agent is dispatched
+        if keys:
+            trust.require(mission.project.root, mission.config.raw, sorted(keys))
 
     # -- reading ----------------------------------------------------------------
     def mission(self) -> Mission:
@@ -280,6 +301,7 @@ class Loop:
         from kitty.adapters.agents import MANUAL, Dispatch, backend_for
 
         backend = backend_for(agent, mission.config.raw)
+        self.require_trust(mission, [agent])
         if backend.kind == MANUAL:
             raise UsageError(f"{agent} is a manual agent", "the panel needs agent CLIs")
         atomic_write(prompt_file, prompt)
@@ -511,6 +533,10 @@ class Loop:
         st = mission.board.wps.get(self.wp_id)
         if st is None or st.lane is None:
             raise NotFound(f"{self.wp_id} has no state", f"kitty finalize --mission {self.slug}")
+        # Pre-flight: an untrusted repo-defined command refuses the run before anything starts.
+        self.require_trust(
+            mission, [*self.opts.agents, self.opts.challenger, self.opts.implementer]
+        )
         if start_round == 1:
             self.fresh_start(mission)
         warn_at = warn_at or self.opts.soft_warn_rounds
@@ -749,6 +775,7 @@ class Loop:
                 )
             if not self.opts.test_command:
                 return None
+            self.require_trust(self.mission(), [])
             done = subprocess.run(
                 self.opts.test_command, cwd=workspace, capture_output=True, text=True, check=False
             )

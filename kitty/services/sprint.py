@@ -116,6 +116,10 @@ class Sprint:
     def require_trust(self, mission: Mission, backends: list[Backend]) -> None:
         """Commands from the repository's config run only when the user trusts them."""
         keys = sorted({f"agents.commands.{b.name}" for b in backends if b.kind == "command"})
+        if self.opts.review_panel and "review.test_command" in trust.repo_commands(
+            mission.config.raw
+        ):
+            keys.append("review.test_command")  # the panel's `kitty review run` runs it
         if keys:
             trust.require(mission.project.root, mission.config.raw, keys)
 

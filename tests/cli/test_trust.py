@@ -157,3 +157,24 @@ def test_nothing_to_trust_without_commands(repo: Path) -> None:
     assert "defines no commands" in out and not trust_file().exists()
     assert ok(repo, "trust", "--show", "--json").json()["needed"] is False
     assert kitty(repo, "trust", "--show", "--revoke").code == 2
+
+
+def test_review_test_command_from_the_config_is_gated(
+    repo: Path, tmp_path: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli import test_review_panel as rp
+
+    monkeypatch.delenv("KITTY_REVIEW_CONCURRENCY", raising=False)
+    counter = tmp_path / "test-runs"
+    test = rp.counting_test(counter, passes_after=1)
+    rp.ready_for_review(repo, f"review:\n  test_command: {json.dumps(test)}\n")
+    script = {"review": {"1": {"security": [rp.p1()]}}}
+    args = ("--panel", "security", "--agents", "codex")
+    code, result = rp.panel(repo, tmp_path, script, *args)
+    assert code == 1 and result["error"]["code"] == "untrusted"
+    assert "review.test_command" in result["error"]["message"]
+    assert not counter.exists() and fakes.read_text() == ""  # no reviewer, no fix, no test
+    assert rp.status(repo)["lane"] == "for_review"
+    trust(repo)
+    code, result = rp.panel(repo, tmp_path, script, *args)
+    assert (code, result["loop_verdict"]) == (0, "CONVERGED") and counter.read_text() == "xx"

@@ -334,3 +334,45 @@ def test_mark_status_groups_by_wp_and_refuses_unknown_tasks(repo: Path) -> None:
     assert other.code == 1 and "subtask T002 is not in WP01's subtasks" in other.err
     nowhere = kitty(repo, "agent", "tasks", "mark-status", "T009", "--status", "done")
     assert "subtask T009 is not in any work package's subtasks" in nowhere.err
+
+
+def test_the_service_refuses_what_the_cli_cannot_even_send(repo: Path, tmp_path: Path) -> None:
+    """Callers other than click (the sprint, MCP) get the same clear refusals."""
+    import pytest
+
+    from kitty.errors import NotFound, UsageError
+    from kitty.services.moves import mark_status, next_cycle_number
+    from kitty.services.workspace import Mission
+
+    make_mission(repo, wps=[{"wp_id": "WP01", "subtasks": ["T001"]}])
+    mission = Mission.open(repo, None)
+    with pytest.raises(UsageError) as err:
+        mark_status(mission, ["T001"], "finished")
+    assert (err.value.message, err.value.hint) == (
+        "unknown subtask status 'finished'",
+        "use one of: done, planned, in_progress",
+    )
+    with pytest.raises(UsageError) as err:
+        mark_status(mission, [], "done")
+    assert (err.value.message, err.value.hint) == (
+        "name at least one subtask",
+        "kitty agent tasks mark-status T001 --status done",
+    )
+    with pytest.raises(NotFound) as err2:
+        mark_status(mission, ["T009"], "done")
+    assert err2.value.hint == "check the WP file's `subtasks:` list"
+    result = mark_status(mission, ["t001"], "done")
+    assert {k: v for k, v in result.items() if k != "event_ids"} == {
+        "mission": "demo-01ABCDEF",
+        "status": "done",
+        "marked": {"WP01": {"T001": "done"}},
+    }
+    assert len(result["event_ids"]) == 1
+    folder = tmp_path / "cycles"
+    assert next_cycle_number(folder) == 1
+    folder.mkdir()
+    assert next_cycle_number(folder) == 1
+    (folder / "review-cycle-3.md").write_text("x")
+    (folder / "review-cycle-3.findings.json").write_text("{}")
+    (folder / "notes.md").write_text("x")
+    assert next_cycle_number(folder) == 4

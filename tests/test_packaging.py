@@ -9,6 +9,7 @@ interpreter's site-packages, so only the wheel itself is installed.
 from __future__ import annotations
 
 import email
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import kitty
+from tests.helpers import init_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (
@@ -140,11 +142,33 @@ def test_wheel_runs_from_a_fresh_venv(dist: tuple[Path, str], tmp_path: Path) ->
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == f"kitty (kitty-kanban) {kitty.__version__}"
+    kitty_bin = str(venv / "bin" / "kitty")
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [kitty_bin, *args], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout
+
+    # the data files (agent guide, AGENTS.md section, findings schema) ship in the wheel
+    assert "kitty next --agent NAME --claim --json" in run("prime")
+    assert "_KITTY_COMPLETE" in run("completion", "bash")
+    assert '"findings_schema"' in run("review", "schema", "--json")
+    repo = init_repo(tmp_path / "repo")
+    run("-C", str(repo), "init", "--agents", "claude")
+    assert "kitty prime" in (repo / "AGENTS.md").read_text()
+    if importlib.util.find_spec("mcp") is not None:  # the [mcp] extra, from the test extra
+        from tests.cli.test_mcp import session
+
+        (tools,) = session(repo, [], command=[kitty_bin])
+        assert "next" in tools and "implement" in tools
     where = subprocess.run(
         [str(python), "-c", "import kitty; print(kitty.__file__)"],
         capture_output=True,
         text=True,
         check=True,
         cwd=tmp_path,  # not the checkout, whose kitty/ would shadow the installed one
+        env=_env(),
     ).stdout
     assert where.startswith(str(venv)), where

@@ -16,7 +16,9 @@ import sys
 from kitty.cli import cli, run
 code = run(cli, sys.argv[1:])
 heavy = sorted(
-    m for m in ("git", "networkx", "filelock", "fastjsonschema") if m in sys.modules
+    m
+    for m in ("git", "networkx", "filelock", "fastjsonschema", "mcp", "pydantic")
+    if m in sys.modules
 )
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)
 sys.exit(code)

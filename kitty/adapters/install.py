@@ -84,8 +84,10 @@ def path_with_own_bin_first(path: str) -> str:
     """PATH with this installation's scripts folder moved to the front (always, so an
     earlier `kitty`, e.g. the terminal emulator's, cannot shadow it)."""
     here = own_bin_dir()
-    if here is None:
-        return path
+    if here is None:  # no console script found (e.g. `python -m kitty` from a checkout)
+        fallback = os.path.dirname(sys.executable)
+        entries = path.split(os.pathsep) if path else []
+        return path if fallback in entries else os.pathsep.join([fallback, *entries])
     entries = [p for p in path.split(os.pathsep) if p and Path(p).absolute() != here]
     return os.pathsep.join([str(here), *entries])
 

@@ -11,7 +11,9 @@ def register(root: click.Group) -> None:
         agent,
         board,
         demo,
+        mcp,
         missions,
+        onboard,
         project,
         review,
         schedule,
@@ -20,6 +22,7 @@ def register(root: click.Group) -> None:
         team,
         trust,
     )
+    from kitty.commands.completion import attach
 
     modules = (
         project,
@@ -34,7 +37,8 @@ def register(root: click.Group) -> None:
         team,
         trust,
     )
-    for module in modules:
+    for module in (*modules, onboard, mcp):
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)
+    attach(root)

@@ -10,14 +10,20 @@ from kitty.output import emit
 
 @click.command()
 @click.option("--agents", metavar="LIST", help="Comma-separated agent tools, e.g. claude,codex.")
+@click.option(
+    "--no-agent-files", is_flag=True, help="Leave AGENTS.md, CLAUDE.md and GEMINI.md alone."
+)
 @json_option
 @click.pass_context
-def init(ctx: click.Context, agents: str | None, as_json: bool) -> int:
+def init(ctx: click.Context, agents: str | None, no_agent_files: bool, as_json: bool) -> int:
     """Make this git repository a kitty project (safe to run again).
 
     Writes .kittify/config.yaml (keeping keys already there), a .gitattributes
-    rule so status logs merge with git's union driver, and .gitignore entries
-    for kitty's runtime files.
+    rule so status logs merge with git's union driver, .gitignore entries for
+    kitty's runtime files, and a short kitty section for coding agents in
+    AGENTS.md (and CLAUDE.md / GEMINI.md when they exist), between
+    `<!-- kitty:begin -->` and `<!-- kitty:end -->` lines: the rest of those
+    files is never touched. `kitty prime` prints the full agent guide.
 
     \b
     Example:
@@ -25,7 +31,9 @@ def init(ctx: click.Context, agents: str | None, as_json: bool) -> int:
     """
     from kitty.services.project import init_project
 
-    result = init_project(cwd(ctx), split_csv(agents) if agents is not None else None)
+    result = init_project(
+        cwd(ctx), split_csv(agents) if agents is not None else None, not no_agent_files
+    )
     changed = ", ".join(result["changed"]) or "nothing (already initialized)"
     emit(
         result,

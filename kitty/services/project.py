@@ -42,9 +42,13 @@ def _untrack_derived(root: Path) -> list[str]:
     return tracked
 
 
-def init_project(cwd: Path, agents: list[str] | None) -> dict[str, Any]:
+def init_project(cwd: Path, agents: list[str] | None, agent_files: bool = True) -> dict[str, Any]:
+    from kitty.services.onboarding import plan_agent_files, write_agent_files
+
     project = layout.find_project(cwd)
     root = project.root
+    # AGENTS.md & co. are checked first: broken markers refuse before anything is written.
+    onboarding = plan_agent_files(root) if agent_files else []
     changed = []
     if config_adapter.update(project.config_path, agents):
         changed.append(".kittify/config.yaml")
@@ -55,6 +59,7 @@ def init_project(cwd: Path, agents: list[str] | None) -> dict[str, Any]:
     untracked = _untrack_derived(root)
     if untracked:
         changed.append(f"stopped tracking {len(untracked)} status.json (commit the change)")
+    changed += write_agent_files(onboarding)
     project.specs_dir.mkdir(exist_ok=True)
     config = config_adapter.load(project.config_path)
     return {

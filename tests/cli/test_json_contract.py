@@ -16,7 +16,7 @@ from kitty.cli import cli
 from tests.helpers import git, kitty, kitty_argv, make_mission, ok
 
 #: Commands that cannot answer in JSON by nature (they print a script or speak a protocol).
-NO_JSON = {"completion", "mcp", "prime"}
+NO_JSON = {"completion", "mcp"}
 #: Not run here: covered by its own end-to-end test (tests/test_demo.py checks its stream).
 SLOW = {"demo"}
 

@@ -1,0 +1,66 @@
+"""Agent onboarding: the guide `kitty prime` prints, the section `kitty init` writes."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from kitty.adapters.files import atomic_write
+from kitty.core.onboarding import splice
+from kitty.errors import SpecError
+
+#: AGENTS.md is always written; these only when the repository already has them.
+ALWAYS = "AGENTS.md"
+WHEN_PRESENT = ("CLAUDE.md", "GEMINI.md")
+
+
+def _data(name: str) -> str:
+    return resources.files("kitty").joinpath(f"data/{name}").read_text("utf-8")
+
+
+def guide() -> str:
+    return _data("agent-guide.md")
+
+
+def section() -> str:
+    return _data("agents-section.md")
+
+
+Planned = list[tuple[str, Path, str]]
+
+
+def plan_agent_files(root: Path) -> Planned:
+    """What splicing the kitty section into AGENTS.md (and CLAUDE.md / GEMINI.md when
+    present) would write: (name, file, new text) for each file that changes. Raises before
+    anything is written when a file's markers are unbalanced."""
+    names = [ALWAYS, *(n for n in WHEN_PRESENT if (root / n).is_file())]
+    planned: Planned = []
+    seen: set[Path] = set()
+    for name in names:
+        target = (root / name).resolve()  # CLAUDE.md is often a symlink to AGENTS.md
+        if target in seen:
+            continue
+        seen.add(target)
+        old = ""
+        if target.exists():  # newline="": CRLF files keep their line ends
+            try:
+                with target.open(encoding="utf-8", newline="") as handle:
+                    old = handle.read()
+            except UnicodeDecodeError as exc:
+                raise SpecError(
+                    name, None, f"not UTF-8 text ({exc.reason})", "save it as UTF-8, then rerun"
+                ) from exc
+        new = splice(old, section(), name)
+        if new != old:
+            planned.append((name, target, new))
+    return planned
+
+
+def write_agent_files(planned: Planned) -> list[str]:
+    """Write what plan_agent_files planned; returns the names written."""
+    for _name, target, text in planned:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        atomic_write(target, text)
+        os.chmod(target, mode)  # the temp file was 0600; keep the file's own mode
+    return [name for name, _target, _text in planned]

@@ -1,0 +1,109 @@
+"""`kitty mcp` over stdio, driven by the MCP SDK's own client: every tool returns the JSON of
+its `--json` command, errors carry kitty's code and hint."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import git, kitty, make_mission, ok
+
+mcp = pytest.importorskip("mcp")
+
+WPS = [
+    {"wp_id": "WP01", "title": "Cart API", "subtasks": ["T001"], "owned": ["src/cart/**"]},
+    {"wp_id": "WP02", "title": "Cart UI", "deps": ["WP01"], "owned": ["web/**"]},
+]
+
+
+def session(
+    repo: Path, calls: list[tuple[str, dict[str, Any]]], command: list[str] | None = None
+) -> list[Any]:
+    """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    argv = command or [sys.executable, "-m", "kitty"]
+    params = StdioServerParameters(
+        command=argv[0], args=[*argv[1:], "-C", str(repo), "mcp"], env=dict(os.environ)
+    )
+
+    async def main() -> list[Any]:
+        results: list[Any] = []
+        # a StdioServerParameters makes the SDK's Client launch and speak over stdio_client
+        async with Client(params, read_timeout_seconds=60) as client:
+            tools = await client.list_tools()
+            results.append(sorted(t.name for t in tools.tools))
+            for name, arguments in calls:
+                results.append(await client.call_tool(name, arguments))
+        return results
+
+    return anyio.run(main)
+
+
+def payload(result: Any) -> dict[str, Any]:
+    text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def planned(repo: Path) -> Path:
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    return repo
+
+
+def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
+    expected_status = ok(planned, "status", "--json").json()
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"schema_version": 1, "reviewer": "codex", "findings": []}))
+    listed, status, nxt, implement, bad, marked, moved, review, verdict = session(
+        planned,
+        [
+            ("status", {}),
+            ("next", {"agent": "claude", "claim": True}),
+            ("implement", {"wp_id": "WP01", "agent": "claude"}),
+            ("move", {"wp_id": "WP01", "to": "in_reveiw", "agent": "claude"}),
+            ("mark_status", {"task_ids": ["T001"], "status": "done", "agent": "claude"}),
+            ("move", {"wp_id": "WP01", "to": "for_review", "agent": "claude", "note": "ok"}),
+            ("review", {"wp_id": "WP01", "agent": "codex"}),
+            (
+                "review_submit",
+                {"wp_id": "WP01", "findings_files": [str(findings)], "agent": "codex"},
+            ),
+        ],
+    )
+    assert listed == sorted(
+        ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
+    )
+    got = payload(status)
+    assert got["schema"] == 1 and not status.is_error
+    assert got["work_packages"] == expected_status["work_packages"]
+    decision = payload(nxt)
+    assert decision["action"] == "implement" and decision["wp_id"] == "WP01"
+    assert decision["claimed"] is True
+    work = payload(implement)
+    assert Path(work["workspace"]).is_dir()
+    assert work["prompt_text"].startswith("# Implement WP01")
+    assert bad.is_error
+    error = payload(bad)
+    assert set(error) == {"schema", "error"}
+    assert error["error"]["code"] == "invalid_transition"
+    assert "did you mean 'in_review'" in error["error"]["message"] and error["error"]["hint"]
+    assert payload(marked)["marked"] == {"WP01": {"T001": "done"}}
+    assert payload(moved)["to_lane"] == "for_review"
+    assert "# Review WP01" in payload(review)["prompt_text"]
+    assert payload(verdict)["verdict"] == "approved"
+    lanes = {w["id"]: w["lane"] for w in ok(planned, "status", "--json").json()["work_packages"]}
+    assert lanes["WP01"] == "approved"
+
+
+def test_outside_a_repository_fails_in_plain_words(tmp_path: Path) -> None:
+    run = kitty(tmp_path, "mcp")
+    assert run.code == 1 and "not inside a git repository" in run.err

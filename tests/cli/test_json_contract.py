@@ -76,10 +76,11 @@ def test_every_command_takes_json() -> None:
 )
 def test_every_command_outside_a_repo(path: tuple[str, ...], tmp_path: Path) -> None:
     """Outside a git repository (or without its arguments) every command answers in JSON:
-    the error object, or (review schema, review personas) its document."""
+    the error object, or (review schema, review personas, prime: they need no repository)
+    its document."""
     run = kitty(tmp_path, *path, "--json")
     check(run)
-    assert run.code != 0 or path in {("review", "schema"), ("review", "personas")}
+    assert run.code != 0 or path in {("review", "schema"), ("review", "personas"), ("prime",)}
 
 
 SUCCESS: list[tuple[str, ...]] = [

@@ -14,7 +14,12 @@ def test_init_is_idempotent_and_keeps_keys(repo: Path) -> None:
     (repo / ".kittify").mkdir()
     (repo / ".kittify" / "config.yaml").write_text("custom: {keep: me}\nagents:\n  lint: true\n")
     first = ok(repo, "init", "--agents", "claude,codex", "--json").json()
-    assert set(first["changed"]) == {".kittify/config.yaml", ".gitattributes", ".gitignore"}
+    assert set(first["changed"]) == {
+        ".kittify/config.yaml",
+        ".gitattributes",
+        ".gitignore",
+        "AGENTS.md",
+    }
     config = yaml.safe_load((repo / ".kittify" / "config.yaml").read_text())
     assert config["custom"] == {"keep": "me"}
     assert config["agents"] == {

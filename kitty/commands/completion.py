@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
+
+if TYPE_CHECKING:  # click.shell_completion costs ~2 ms: imported only when a TAB asks
+    from click.shell_completion import CompletionItem
 
 SHELLS = ("bash", "zsh", "fish")
 COMPLETE_VAR = "_KITTY_COMPLETE"
-Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+Completer = Callable[[click.Context, click.Parameter, str], list["CompletionItem"]]
 
 
 def _project(ctx: click.Context) -> Any:
@@ -47,6 +49,8 @@ def _safe(func: Completer) -> Completer:
 
 @_safe
 def missions(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from kitty.adapters.layout import list_missions
 
     return [CompletionItem(m) for m in list_missions(_project(ctx)) if m.startswith(incomplete)]
@@ -54,6 +58,8 @@ def missions(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
 
 @_safe
 def wp_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from kitty.adapters.specs import wp_files
     from kitty.core.model import wp_id_from_filename
 
@@ -69,6 +75,8 @@ def wp_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[
 
 @_safe
 def lanes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from kitty.core.lanes import ALIASES, LANES
 
     return [CompletionItem(x) for x in (*LANES, *ALIASES) if x.startswith(incomplete)]
@@ -77,6 +85,8 @@ def lanes(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[C
 @_safe
 def agents(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     import os
+
+    from click.shell_completion import CompletionItem
 
     from kitty.adapters import config as config_adapter
 
@@ -92,6 +102,8 @@ def agents(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[
 
 @_safe
 def subtasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from kitty.adapters.specs import load_wps
 
     _, folder = _mission_dir(ctx)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,23 @@ def session(
                 results.append(await client.call_tool(name, arguments))
         return results
 
-    return anyio.run(main)
+    # A thread of its own: another test (e.g. a sync browser driver) may have left an event
+    # loop running in this one, and anyio.run refuses to nest.
+    out: list[list[Any]] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            out.append(anyio.run(main))
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(timeout=300)
+    if errors:
+        raise errors[0]
+    return out[0]
 
 
 def payload(result: Any) -> dict[str, Any]:

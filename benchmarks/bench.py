@@ -1,196 +1,402 @@
-"""Median wall times of the installed `kitty` on generated missions.
+"""Speed at scale: one table of every measurement, each beside its target.
 
-Generates, in a temporary git repo, a mission of N work packages (random DAG,
-fixed seed, ~20 events per WP), then times commands end to end as an agent
-would run them. Prints a Markdown table.
+Times an installed (non-editable) `kitty` end to end, as an agent runs it, on
+generated missions (benchmarks/missions.py): a Spec Kitty-written mission of 99
+WPs and of 10,000 WPs (its real payloads, ~27 log lines per WP), and kitty's own
+format at 1,000 and 10,000 WPs x ~20 events. Bare `python -c pass` is measured
+in the same run; relative targets are multiples of it.
 
-    python benchmarks/bench.py --kitty .bench-venv/bin/kitty --sizes 100 1000
+    python benchmarks/bench.py --kitty .bench-venv/bin/kitty          # everything
+    python benchmarks/bench.py --kitty .bench-venv/bin/kitty --quick  # skip 10k
 
-Benchmark an installed (non-editable) copy: `make bench` builds one.
+Wall times are medians of --runs runs (3 at 10k); peak RSS is the child's
+ru_maxrss. `make bench` builds the installed copy and runs this.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
+import math
+import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-LIFECYCLE = [
-    ("planned", "claimed"),
-    ("claimed", "in_progress"),
-    ("in_progress", "for_review"),
-    ("for_review", "in_review"),
-    ("in_review", "planned"),
-    ("planned", "claimed"),
-    ("claimed", "in_progress"),
-    ("in_progress", "for_review"),
-    ("for_review", "in_review"),
-    ("in_review", "approved"),
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from missions import add_history, init_repo, kitty_mission, spec_kitty_mission
+
+ENV = dict(
+    os.environ,
+    NO_COLOR="1",
+    KITTY_AGENT="",
+    GIT_AUTHOR_NAME="bench",
+    GIT_AUTHOR_EMAIL="bench@example.com",
+    GIT_COMMITTER_NAME="bench",
+    GIT_COMMITTER_EMAIL="bench@example.com",
+)
 
 
-def generate(root: Path, n: int, seed: int = 7) -> str:
-    rng = random.Random(seed)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    slug = f"bench-{n}-01BENCH0"
-    mission = root / "kitty-specs" / slug
-    (mission / "tasks").mkdir(parents=True)
-    (root / ".kittify").mkdir()
-    (root / ".kittify" / "config.yaml").write_text("agents:\n  available: [claude, codex]\n")
-    (mission / "meta.json").write_text(
-        json.dumps(
-            {
-                "mission_id": "01BENCH0000000000000000000",
-                "mission_slug": slug,
-                "slug": slug,
-                "friendly_name": f"Benchmark {n}",
-                "target_branch": "main",
-            }
-        )
+@dataclass
+class Run:
+    ms: float
+    rss_mib: float
+    cpu_ms: float
+
+
+def run_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or ENV
     )
-    task = 1
-    for i in range(1, n + 1):
-        deps = (
-            sorted(
-                {f"WP{rng.randint(max(1, i - 20), i - 1):04d}" for _ in range(rng.randint(0, 3))}
-            )
-            if i > 1
-            else []
-        )
-        subtasks = [f"T{task + k:05d}" for k in range(3)]
-        task += 3
-        owned = [f"src/mod{i:04d}/**", f"tests/test_mod{i:04d}.py"]
-        front = (
-            f"---\nwork_package_id: WP{i:04d}\ntitle: Module {i}\n"
-            f"dependencies: {json.dumps(deps)}\nsubtasks: {json.dumps(subtasks)}\n"
-            f"owned_files: {json.dumps(owned)}\nexecution_mode: code_change\n"
-            f"requirement_refs: [FR-{i:03d}]\n---\n\n# WP{i:04d}\n\nBody text.\n"
-        )
-        (mission / "tasks" / f"WP{i:04d}-module-{i}.md").write_text(front)
-    return slug
+    _, status, usage = os.wait4(proc.pid, 0)
+    ms = (time.perf_counter() - start) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr}")
+    return Run(ms, usage.ru_maxrss / 1024, (usage.ru_utime + usage.ru_stime) * 1000)
 
 
-def add_history(mission: Path, n: int, seed: int = 7) -> int:
-    """Append ~20 events per WP (two review cycles) to the finalized log."""
-    rng = random.Random(seed)
-    lines = []
-    clock = 1_800_000_000_000_000
-    for i in range(1, n + 1):
-        wp = f"WP{i:04d}"
-        steps = LIFECYCLE[: rng.randint(4, len(LIFECYCLE))]
-        for frm, to in steps:
-            clock += 1000
-            lines.append(
-                {
-                    "actor": "claude",
-                    "at": _iso(clock),
-                    "event_id": f"E{clock}",
-                    "evidence": None,
-                    "execution_mode": "worktree",
-                    "force": False,
-                    "from_lane": frm,
-                    "mission_id": "01BENCH",
-                    "mission_slug": mission.name,
-                    "policy_metadata": {"agent": "claude", "shell_pid": 1},
-                    "reason": None,
-                    "review_ref": None,
-                    "review_result": None,
-                    "to_lane": to,
-                    "wp_id": wp,
-                }
-            )
-            for _ in range(2):
-                clock += 1000
-                lines.append(
-                    {
-                        "actor": "claude",
-                        "at": _iso(clock),
-                        "event_id": f"A{clock}",
-                        "kind": "annotation",
-                        "wp_id": wp,
-                        "delta": {"note": f"step {to}", "model": "m"},
-                    }
-                )
-    with (mission / "status.events.jsonl").open("a") as handle:
-        for record in lines:
-            handle.write(json.dumps(record, sort_keys=True) + "\n")
-    return len(lines)
-
-
-def _iso(us: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(us / 1e6, tz=UTC).isoformat(timespec="microseconds")
-
-
-def median_ms(cmd: list[str], runs: int, cwd: Path) -> float:
-    times = []
+def median_run(
+    cmd: list[str], runs: int, cwd: Path, before: Callable[[], None] | None = None
+) -> Run:
+    results = []
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        if before:
+            before()
+        results.append(run_once(cmd, cwd))
+    return Run(
+        statistics.median(r.ms for r in results),
+        max(r.rss_mib for r in results),
+        statistics.median(r.cpu_ms for r in results),
+    )
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def add(
+        self,
+        what: str,
+        size: str,
+        value: float,
+        unit: str,
+        target: float | None,
+        lower_is_better: bool = True,
+        note: str = "",
+        cpu_ms: float | None = None,
+    ) -> None:
+        fmt = f"{value:.0f}" if value >= 100 or unit in ("ms", "MiB") else f"{value:.2f}"
+        if target is None:
+            verdict = note or "-"
+            shown = "-"
+        else:
+            ok = value <= target if lower_is_better else value >= target
+            ratio = value / target if target else math.inf
+            tgt = f"{target:.0f}" if target >= 100 or unit in ("ms", "MiB") else f"{target:.2f}"
+            shown = f"{'≤' if lower_is_better else '≥'} {tgt} {unit}"
+            verdict = "met" if ok else f"MISSED ({ratio:.2f}× target)"
+            if note:
+                verdict += f"; {note}"
+        cpu = f"{cpu_ms:.0f} ms" if cpu_ms is not None else ""
+        self.rows.append((what, size, f"{fmt} {unit}", cpu, shown, verdict))
+        print(f"  {what} [{size}]: {fmt} {unit} ({verdict})", file=sys.stderr, flush=True)
+
+    def print(self) -> None:
+        print("| measurement | mission | result | CPU (user+sys) | target | verdict |")
+        print("|---|---|---:|---:|---|---|")
+        for row in self.rows:
+            print("| " + " | ".join(row) + " |")
+
+
+def clear_cache(root: Path) -> Callable[[], None]:
+    def clear() -> None:
+        shutil.rmtree(root / ".git" / "kitty" / "cache", ignore_errors=True)
+
+    return clear
+
+
+def flip_moves(kitty: str, root: Path, wp: str, runs: int) -> Run:
+    results = []
+    for i in range(runs):
+        lane = ("blocked", "planned")[i % 2]
+        results.append(run_once([kitty, "move", wp, lane, "--agent", "bench"], root))
+    return Run(
+        statistics.median(r.ms for r in results),
+        max(r.rss_mib for r in results),
+        statistics.median(r.cpu_ms for r in results),
+    )
+
+
+def bench_spec_kitty(kitty: str, tmp: Path, n: int, runs: int, base: float, table: Table) -> None:
+    root = tmp / f"sk{n}"
+    init_repo(root)
+    slug = spec_kitty_mission(root, n)
+    lines = sum(1 for _ in (root / "kitty-specs" / slug / "status.events.jsonl").open())
+    size = f"Spec Kitty {n} WPs ({lines} lines)"
+    big = n >= 10_000
+    if big:
+        first = median_run([kitty, "status", "--json"], runs, root, before=clear_cache(root))
+        table.add(
+            "status --json, first run (no cache)",
+            size,
+            first.ms,
+            "ms",
+            cpu_ms=first.cpu_ms,
+            target=4000,
+        )
+        table.add("status --json, first run: peak RSS", size, first.rss_mib, "MiB", None)
+    status = median_run([kitty, "status", "--json"], runs, root)
+    nxt = median_run([kitty, "next", "--agent", "codex", "--json"], runs, root)
+    if big:
+        table.add(
+            "status --json, later runs", size, status.ms, "ms", cpu_ms=status.cpu_ms, target=800
+        )
+        table.add("status --json, later runs: peak RSS", size, status.rss_mib, "MiB", 200)
+        table.add("next --json, later runs", size, nxt.ms, "ms", cpu_ms=nxt.cpu_ms, target=800)
+        run_once([kitty, "finalize"], root)  # writes lanes.json once
+        fin = median_run([kitty, "finalize"], runs, root)
+        table.add("finalize re-run", size, fin.ms, "ms", cpu_ms=fin.cpu_ms, target=3000)
+        table.add("finalize re-run: peak RSS", size, fin.rss_mib, "MiB", None)
+        return
+    table.add(
+        "status --json",
+        size,
+        status.ms,
+        "ms",
+        cpu_ms=status.cpu_ms,
+        target=2.5 * base,
+        note=f"{status.ms / base:.1f}× python",
+    )
+    table.add(
+        "next --json",
+        size,
+        nxt.ms,
+        "ms",
+        cpu_ms=nxt.cpu_ms,
+        target=2.5 * base,
+        note=f"{nxt.ms / base:.1f}× python",
+    )
+    last = f"WP{n:02d}"
+    move = flip_moves(kitty, root, last, runs)
+    table.add(
+        "one move",
+        size,
+        move.ms,
+        "ms",
+        cpu_ms=move.cpu_ms,
+        target=3 * base,
+        note=f"{move.ms / base:.1f}× python",
+    )
+
+
+def bench_kitty(kitty: str, tmp: Path, n: int, runs: int, table: Table) -> float:
+    """Returns the finalize re-run time (for the linearity exponent)."""
+    root = tmp / f"k{n}"
+    init_repo(root)
+    slug = kitty_mission(root, n)
+    start = time.perf_counter()
+    run_once([kitty, "finalize"], root)
+    first_ms = (time.perf_counter() - start) * 1000
+    events = add_history(root / "kitty-specs" / slug, n)
+    size = f"kitty {n} WPs × {(events + n) / n:.0f} events"
+    table.add("finalize, first run", size, first_ms, "ms", 3000 if n >= 10_000 else None)
+    target = 800 if n >= 10_000 else 150
+    first = median_run([kitty, "status", "--json"], runs, root, before=clear_cache(root))
+    table.add("status --json, no cache", size, first.ms, "ms", cpu_ms=first.cpu_ms, target=None)
+    status = median_run([kitty, "status", "--json"], runs, root)
+    table.add("status --json", size, status.ms, "ms", cpu_ms=status.cpu_ms, target=target)
+    nxt = median_run([kitty, "next", "--agent", "codex", "--json"], runs, root)
+    table.add("next --json", size, nxt.ms, "ms", cpu_ms=nxt.cpu_ms, target=target)
+    board = median_run([kitty, "status"], runs, root)
+    table.add("status (board)", size, board.ms, "ms", cpu_ms=board.cpu_ms, target=target)
+    if n >= 10_000:
+        table.add("status/next: peak RSS", size, max(status.rss_mib, nxt.rss_mib), "MiB", 150)
+    move = flip_moves(kitty, root, f"WP{n:04d}", runs)
+    table.add("one move", size, move.ms, "ms", cpu_ms=move.cpu_ms, target=None)
+    fin = median_run([kitty, "finalize"], runs, root)
+    table.add(
+        "finalize re-run",
+        size,
+        fin.ms,
+        "ms",
+        cpu_ms=fin.cpu_ms,
+        target=3000 if n >= 10_000 else None,
+    )
+    return fin.ms
+
+
+def bench_claims(kitty: str, tmp: Path, table: Table, claimers: int = 8, wps: int = 200) -> None:
+    root = tmp / "claims"
+    init_repo(root)
+    kitty_mission(root, wps, deps=False)
+    run_once([kitty, "finalize"], root)
+    script = (
+        "import json, subprocess, sys, time\n"
+        "kitty, me = sys.argv[1], sys.argv[2]\n"
+        "lat = []\n"
+        "for i in range(10**6):\n"
+        "    t = time.perf_counter()\n"
+        "    out = subprocess.run([kitty, 'next', '--agent', f'{me}-{i}', '--claim', '--json'],\n"
+        "                         capture_output=True, text=True)\n"
+        "    lat.append(time.perf_counter() - t)\n"
+        "    if out.returncode != 0 and 'locked' not in out.stdout + out.stderr:\n"
+        "        sys.exit(out.stdout + out.stderr)\n"
+        "    if out.returncode == 0 and not json.loads(out.stdout).get('claimed'):\n"
+        "        break\n"
+        "print(json.dumps(lat))\n"
+    )
+    start = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, kitty, f"c{k}"],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            env=ENV,
+            text=True,
+        )
+        for k in range(claimers)
+    ]
+    latencies: list[float] = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"claimer failed: {out}")
+        latencies += json.loads(out)
+    seconds = time.perf_counter() - start
+    events = (root / "kitty-specs").glob("*/status.events.jsonl")
+    claimed = sum(line.count('"to_lane": "claimed"') for p in events for line in p.open())
+    size = f"{claimers} claimers, {wps} WPs"
+    table.add("claims per second", size, claimed / seconds, "/s", 20, lower_is_better=False)
+    table.add("claim latency (median)", size, statistics.median(latencies) * 1000, "ms", None)
+    if claimed != wps:
+        raise SystemExit(f"{claimed} claims for {wps} WPs: a claim was lost or doubled")
+
+
+AGENT = """#!{python}
+import os, re, subprocess, sys, time
+argv = sys.argv[1:]
+prompt = sys.stdin.read() if "-" in argv else argv[argv.index("-p") + 1]
+time.sleep(float(os.environ.get("BENCH_AGENT_SECONDS", "1")))
+mission = re.search(r"--mission (\\S+)", prompt).group(1)
+role, wp = re.search(r"^# (Implement|Fix|Review) (WP\\d+)", prompt, re.M).groups()
+kitty = os.environ["BENCH_KITTY"]
+name = os.path.basename(sys.argv[0])
+if role != "Review":
+    tasks = re.search(r"mark-status ((?:T\\d+ ?)+) --mission", prompt)
+    if tasks:
+        subprocess.run([kitty, "agent", "tasks", "mark-status", *tasks.group(1).split(),
+                        "--status", "done", "--mission", mission], check=True,
+                       stdout=subprocess.DEVNULL)
+    to = "for_review"
+else:
+    to = "approved"
+subprocess.run([kitty, "agent", "tasks", "move-task", wp, "--to", to, "--mission", mission,
+                "--agent", name, "--note", "bench"], check=True, stdout=subprocess.DEVNULL)
+"""
+
+
+def bench_sprint(kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: int = 16) -> None:
+    root = tmp / "sprint"
+    init_repo(root)
+    kitty_mission(root, wps, deps=False)
+    run_once([kitty, "finalize"], root)
+    for args in (["add", "-A"], ["commit", "-qm", "bench mission"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=ENV)
+    bindir = tmp / "agents"
+    bindir.mkdir()
+    for name in ("claude", "codex"):
+        path = bindir / name
+        path.write_text(AGENT.format(python=sys.executable))
+        path.chmod(0o755)
+    seconds = 2.0
+    env = dict(
+        ENV,
+        PATH=f"{bindir}:{os.environ['PATH']}",
+        BENCH_KITTY=kitty,
+        BENCH_AGENT_SECONDS=str(seconds),
+    )
+    cmd = [kitty, "sprint", "--implementer", "claude", "--reviewer", "codex"]
+    cmd += ["--parallel", str(parallel), "--no-caffeinate", "--json"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    end = events[-1] if events else {}
+    if end.get("event") != "end" or not end.get("ok"):
+        raise SystemExit(f"sprint failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    size = f"{wps} WPs, --parallel {parallel}, {seconds:.0f} s agents"
+    timing = end.get("timing")
+    if not timing:
+        table.add("sprint wall (no self-timing in this kitty)", size, wall * 1000, "ms", None)
+        return
+    table.add(
+        "sprint: orchestrator CPU per dispatch", size, timing["cpu_per_dispatch_ms"], "ms", 30
+    )
+    table.add(
+        "sprint: mean busy slots",
+        size,
+        timing["mean_busy_slots"],
+        "slots",
+        0.95 * parallel,
+        lower_is_better=False,
+    )
+    table.add("sprint: CPU while agents run", size, timing["idle_cpu_percent"], "%", 2)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kitty", default=shutil.which("kitty"), help="kitty executable")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--big-runs", type=int, default=3, help="runs at 10,000 WPs")
+    parser.add_argument("--quick", action="store_true", help="skip the 10,000-WP missions")
+    parser.add_argument(
+        "--only", nargs="+", default=None, help="sk99 k1000 k10000 sk10000 claims sprint"
+    )
     args = parser.parse_args()
     if not args.kitty:
         raise SystemExit("no kitty executable: pass --kitty PATH")
     kitty = str(Path(args.kitty).resolve())
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        rows.append(("kitty --help", "-", median_ms([kitty, "--help"], args.runs, Path(tmp))))
-        for n in args.sizes:
-            root = Path(tmp) / f"m{n}"
-            slug = generate(root, n)
-            start = time.perf_counter()
-            subprocess.run([kitty, "finalize"], cwd=root, check=True, stdout=subprocess.DEVNULL)
-            rows.append(
-                ("kitty finalize (first run)", str(n), (time.perf_counter() - start) * 1000)
-            )
-            events = add_history(root / "kitty-specs" / slug, n)
-            label = f"{n} ({events + n} events)"
-            rows.append(
-                (
-                    "kitty status --json",
-                    label,
-                    median_ms([kitty, "status", "--json"], args.runs, root),
-                )
-            )
-            rows.append(
-                ("kitty status (board)", label, median_ms([kitty, "status"], args.runs, root))
-            )
-            rows.append(
-                (
-                    "kitty next --agent codex --json",
-                    label,
-                    median_ms([kitty, "next", "--agent", "codex", "--json"], args.runs, root),
-                )
-            )
-            flip = [
-                [kitty, "move", f"WP{n:04d}", lane, "--agent", "bench"]
-                for lane in ("blocked", "planned")
-            ]
-            times = []
-            for i in range(args.runs):
-                start = time.perf_counter()
-                subprocess.run(flip[i % 2], cwd=root, check=True, stdout=subprocess.DEVNULL)
-                times.append((time.perf_counter() - start) * 1000)
-            rows.append(("kitty move (one move-task)", label, statistics.median(times)))
-    print(f"| command | WPs | median ms ({args.runs} runs) |")
-    print("|---|---|---:|")
-    for name, size, ms in rows:
-        print(f"| {name} | {size} | {ms:.0f} |")
+    wanted = set(args.only or ["sk99", "k1000", "k10000", "sk10000", "claims", "sprint"])
+    if args.quick:
+        wanted -= {"k10000", "sk10000"}
+    table = Table()
+    with tempfile.TemporaryDirectory(prefix="kitty-bench-") as name:
+        tmp = Path(name)
+        bare = median_run([sys.executable, "-c", "pass"], max(args.runs, 11), tmp)
+        base = bare.ms
+        table.add("python -c pass (baseline)", "-", base, "ms", None, cpu_ms=bare.cpu_ms)
+        helps = median_run([kitty, "--help"], args.runs, tmp)
+        table.add("kitty --help", "-", helps.ms, "ms", None, cpu_ms=helps.cpu_ms)
+        if "sk99" in wanted:
+            bench_spec_kitty(kitty, tmp, 99, args.runs, base, table)
+        fin: dict[int, float] = {}
+        if "k1000" in wanted:
+            fin[1000] = bench_kitty(kitty, tmp, 1000, args.runs, table)
+        if "k10000" in wanted:
+            fin[10000] = bench_kitty(kitty, tmp, 10_000, args.big_runs, table)
+        if len(fin) == 2:
+            exponent = math.log(fin[10000] / fin[1000]) / math.log(10)
+            table.add("finalize growth exponent 1k→10k", "kitty", exponent, "", 1.1)
+        if "sk10000" in wanted:
+            bench_spec_kitty(kitty, tmp, 10_000, args.big_runs, base, table)
+        if "claims" in wanted:
+            bench_claims(kitty, tmp, table)
+        if "sprint" in wanted:
+            bench_sprint(kitty, tmp, table)
+    print(f"\nkitty: {kitty}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}\n")
+    table.print()
 
 
 if __name__ == "__main__":

@@ -84,8 +84,9 @@ def check(path: Path) -> Path:
     return path
 
 
-def read_bytes(path: Path) -> bytes:
-    """Read a file after `check`, never following a final symlink (FileNotFoundError if absent)."""
+def open_regular(path: Path) -> int:
+    """A read-only fd of a regular file after `check`, never following a final symlink
+    (FileNotFoundError if absent). The caller closes it."""
     check(path)
     try:
         fd = os.open(path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
@@ -105,6 +106,16 @@ def read_bytes(path: Path) -> bytes:
                 f"refusing to read {path}: not a regular file",
                 "mission files must be regular files; replace it",
             )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: Path) -> bytes:
+    """Read a file after `check`, never following a final symlink (FileNotFoundError if absent)."""
+    fd = open_regular(path)
+    try:
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)

@@ -19,21 +19,30 @@ LOCK_TIMEOUT_ENV = "KITTY_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 15.0
 
 
-def read(path: Path) -> ParsedLog:
-    """Parse the log; a missing file is an empty log. Never raises on bad lines.
+def open_log(path: Path) -> int | None:
+    """A read-only fd of the log (None when there is none yet); the caller closes it.
 
     A symlinked log (or directory above it, inside the repository) raises UnsafePath;
     a log that is a directory or unreadable raises EnvironmentProblem.
     """
     try:
-        data = contain.read_bytes(path)
+        return contain.open_regular(path)
     except FileNotFoundError:
-        return ParsedLog()
+        return None
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot read the event log {path}: {exc.strerror or exc}",
             "it must be a readable regular file; restore it with `git checkout -- <path>`",
         ) from None
+
+
+def read(path: Path) -> ParsedLog:
+    """Parse the log; a missing file is an empty log. Never raises on bad lines (see open_log)."""
+    fd = open_log(path)
+    if fd is None:
+        return ParsedLog()
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
     text = data.decode("utf-8", errors="replace")
     unterminated = bool(text) and not text.endswith("\n")
     lines = text.split("\n")

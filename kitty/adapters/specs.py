@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,25 +23,60 @@ class SpecSet:
 
 
 def wp_files(tasks_dir: Path) -> list[Path]:
-    if not tasks_dir.is_dir():
+    return [tasks_dir / name for name, _ in stat_wp_files(tasks_dir)]
+
+
+def stat_wp_files(tasks_dir: Path) -> list[tuple[str, os.stat_result]]:
+    """(file name, stat) of every WP file, sorted by name (no Path objects: 10k of them cost)."""
+    try:
+        with os.scandir(tasks_dir) as scan:
+            entries = list(scan)
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    found = [p for p in tasks_dir.iterdir() if wp_id_from_filename(p.name) and p.is_file()]
-    return sorted(found, key=lambda p: p.name)
-
-
-def load_wps(mission_dir: Path, rel_prefix: str) -> SpecSet:
-    """Parse every WP file; errors are collected, never raised."""
-    result = SpecSet()
-    for file in wp_files(mission_dir / "tasks"):
-        display = f"{rel_prefix}/tasks/{file.name}"
-        try:
-            text = read_text(file, display) or ""
-            wp = parse_wp(display, file.name, text)
-        except SpecError as exc:
-            result.errors.append(exc)
+    found = []
+    for entry in entries:
+        if not wp_id_from_filename(entry.name):
             continue
-        result.all_wps.append(wp)
-        result.wps.setdefault(wp.wp_id, wp)
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((entry.name, st))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def load_wps(
+    mission_dir: Path,
+    rel_prefix: str,
+    cache_dir: Path | None = None,
+    listing: list[tuple[str, os.stat_result]] | None = None,
+) -> SpecSet:
+    """Parse every WP file; errors are collected, never raised.
+
+    With `cache_dir`, files unchanged since the last parse come from the snapshot cache.
+    """
+    from kitty.adapters.snapshots import cached_parse
+
+    tasks_dir = mission_dir / "tasks"
+
+    def parse(name: str) -> WorkPackage | SpecError:
+        display = f"{rel_prefix}/tasks/{name}"
+        try:
+            return parse_wp(display, name, read_text(tasks_dir / name, display) or "")
+        except SpecError as exc:
+            return exc
+
+    result = SpecSet()
+    if listing is None:
+        listing = stat_wp_files(tasks_dir)
+    for parsed in cached_parse(cache_dir, listing, parse):
+        if isinstance(parsed, SpecError):
+            result.errors.append(parsed)
+            continue
+        result.all_wps.append(parsed)
+        result.wps.setdefault(parsed.wp_id, parsed)
     _align_dependency_ids(result)
     return result
 

@@ -147,10 +147,15 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
     )
 
 
-def parse_lines(lines: Iterable[str], *, unterminated: bool = False) -> ParsedLog:
-    """Decode a log. Line numbers are 1-based; blank lines are ignored."""
+def parse_lines(
+    lines: Iterable[str], *, unterminated: bool = False, first_line: int = 1
+) -> ParsedLog:
+    """Decode a log. Line numbers are 1-based; blank lines are ignored.
+
+    `first_line` numbers a tail of the log (the snapshot cache parses only that).
+    """
     result = ParsedLog(unterminated=unterminated)
-    numbered = list(enumerate(lines, start=1))
+    numbered = list(enumerate(lines, start=first_line))
     last = numbered[-1][0] if numbered else 0
     loads = json.loads
     for number, text in numbered:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
+from kitty.core.frontmatter import read_plain
 from kitty.core.model import (
     WorkPackage,
     format_wp_id,
@@ -21,7 +20,6 @@ from kitty.core.model import (
 from kitty.errors import SpecError
 
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def split_front_matter(text: str) -> tuple[str, str, int] | None:
@@ -57,8 +55,26 @@ def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[s
             "start the file with a '---' line, the YAML keys, and a closing '---' line",
         )
     front, body, _ = parts
+    meta = read_plain(front)
+    if meta is None:
+        meta = _load_yaml(path, front)
+    if not isinstance(meta, dict):
+        raise SpecError(
+            path,
+            2,
+            "front matter is not a mapping of keys to values",
+            "write the front matter as 'key: value' lines",
+        )
+    return meta, body, key_lines(front)
+
+
+def _load_yaml(path: str, front: str) -> Any:
+    """PyYAML for what the plain reader leaves (imported only then: it costs ~30 ms)."""
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        meta = yaml.load(front, Loader=_LOADER)
+        meta = yaml.load(front, Loader=loader)
     except yaml.YAMLError as exc:
         # The context mark is where the broken construct starts (an unclosed `[`),
         # which is where the fix goes; the problem mark is where parsing gave up.
@@ -71,16 +87,7 @@ def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[s
             f"unreadable YAML: {problem}",
             "fix the YAML syntax (quote values containing ':' or '#')",
         ) from None
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise SpecError(
-            path,
-            2,
-            "front matter is not a mapping of keys to values",
-            "write the front matter as 'key: value' lines",
-        )
-    return meta, body, key_lines(front)
+    return {} if meta is None else meta
 
 
 def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) -> tuple[str, ...]:
@@ -173,24 +180,30 @@ def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
 _BREAKS = frozenset("\n\r\x85\u2028\u2029")
 
 
-class _FrontDumper(yaml.SafeDumper):
-    """Free text (titles, notes) in double quotes with escapes whenever it has a line
-    break or edge spaces, so no value can end the front matter early or change shape."""
+def _front_dumper() -> Any:
+    """A SafeDumper writing free text (titles, notes) in double quotes with escapes whenever
+    it has a line break or edge spaces, so no value can end the front matter early or
+    change shape. Built on first use: reads never import yaml for the plain subset."""
+    import yaml
 
+    class FrontDumper(yaml.SafeDumper):
+        pass
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if value != value.strip() or not _BREAKS.isdisjoint(value) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = '"' if value != value.strip() or not _BREAKS.isdisjoint(value) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
-
-_FrontDumper.add_representer(str, _represent_str)
+    FrontDumper.add_representer(str, represent_str)
+    return FrontDumper
 
 
 def dump_front_matter(front: dict[str, Any], *, sort_keys: bool = False) -> str:
     """`---\\n<yaml>---\\n`: the one way kitty writes front matter (reads back as `front`)."""
+    import yaml
+
     text = yaml.dump(
         front,
-        Dumper=_FrontDumper,
+        Dumper=_front_dumper(),
         sort_keys=sort_keys,
         allow_unicode=True,
         width=1 << 30,

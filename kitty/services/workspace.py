@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import config as config_adapter
-from kitty.adapters import contain, eventlog, layout, specs
+from kitty.adapters import contain, eventlog, layout, snapshots, specs
 from kitty.adapters.files import atomic_write, check_writable, dump_json, read_text
 from kitty.adapters.identity import DEFAULT_ACTOR, git_identity
 from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
@@ -53,6 +53,11 @@ class Mission:
     def status_path(self) -> Path:
         return self.dir / "status.json"
 
+    @property
+    def cache_dir(self) -> Path:
+        """The disposable snapshot cache (in the git dir: never tracked)."""
+        return self.project.git_common_dir / "kitty" / "cache" / self.slug
+
     # -- files (read once per command) -------------------------------------
     @cached_property
     def meta(self) -> dict[str, Any]:
@@ -64,7 +69,7 @@ class Mission:
 
     @cached_property
     def specset(self) -> specs.SpecSet:
-        return specs.load_wps(self.dir, self.display)
+        return specs.load_wps(self.dir, self.display, self.cache_dir, self.wp_listing)
 
     @property
     def wps(self) -> dict[str, WorkPackage]:
@@ -82,8 +87,15 @@ class Mission:
         return eventlog.read(self.events_path)
 
     @cached_property
+    def log_state(self) -> snapshots.LogState:
+        """The replayed board and the log's warnings, from the snapshot cache when valid."""
+        if "log" in self.__dict__:
+            return snapshots.LogState(replay(self.log.events), self.log.warnings)
+        return snapshots.read_log(self.events_path, self.cache_dir)
+
+    @cached_property
     def board(self) -> Board:
-        return replay(self.log.events)
+        return self.log_state.board
 
     @property
     def mission_id(self) -> str:
@@ -92,31 +104,42 @@ class Mission:
     def warnings(self) -> list[str]:
         """Every problem found while reading, one line each, `file:line: what`."""
         shown = f"{self.display}/status.events.jsonl"
-        found = [w.render(shown) for w in self.log.warnings]
+        found = [w.render(shown) for w in self.log_state.warnings]
         found += [w.render(shown) for w in self.board.warnings]
         found += [str(e) for e in self.specset.errors]
         return found
 
     @cached_property
+    def wp_listing(self) -> list[tuple[str, os.stat_result]]:
+        """(file name, stat) of each WP file: one directory scan per command."""
+        return specs.stat_wp_files(self.dir / "tasks")
+
+    @cached_property
+    def wp_names(self) -> dict[str, str]:
+        """WP id -> file name, from file names alone (no parsing)."""
+        names: dict[str, str] = {}
+        for name, _ in self.wp_listing:
+            wp_id = wp_id_from_filename(name)
+            if wp_id and wp_id not in names:
+                names[wp_id] = name
+        return names
+
+    @property
     def wp_paths(self) -> dict[str, Path]:
         """WP id -> file, from file names alone (no parsing)."""
-        paths: dict[str, Path] = {}
-        for path in specs.wp_files(self.dir / "tasks"):
-            wp_id = wp_id_from_filename(path.name)
-            if wp_id:
-                paths.setdefault(wp_id, path)
-        return paths
+        tasks = self.dir / "tasks"
+        return {wp_id: tasks / name for wp_id, name in self.wp_names.items()}
 
     def wp(self, wp_id: str) -> WorkPackage | None:
         """One WP, parsing only its own file unless every file was already read."""
-        if "specset" in self.__dict__ or wp_id not in self.wp_paths:
+        if "specset" in self.__dict__ or wp_id not in self.wp_names:
             return self.wps.get(wp_id)
-        path = self.wp_paths[wp_id]
-        display = f"{self.display}/tasks/{path.name}"
-        text = read_text(path, display)
+        name = self.wp_names[wp_id]
+        display = f"{self.display}/tasks/{name}"
+        text = read_text(self.dir / "tasks" / name, display)
         if text is None:
             return None
-        return parse_wp(display, path.name, text)
+        return parse_wp(display, name, text)
 
     def write_status(self, board: Board) -> bool:
         """Rewrite the derived status.json after an append; warn (never raise) on failure."""
@@ -151,7 +174,7 @@ class Mission:
             return None
 
     def all_ids(self) -> list[str]:
-        return sort_ids(set(self.wp_paths) | set(self.board.wps))
+        return sort_ids(set(self.wp_names) | set(self.board.wps))
 
     def resolve_wp(self, text: str) -> str:
         """`WP3`, `WP03`, `3` -> the WP id used by this mission."""
@@ -159,7 +182,7 @@ class Mission:
         if number is None:
             raise NotFound(f"{text!r} is not a work package id", "write it as WP03, WP3 or 3")
         # File names first: resolving an id should not cost a replay of the log.
-        matches = [i for i in self.wp_paths if wp_number(i) == number]
+        matches = [i for i in self.wp_names if wp_number(i) == number]
         if not matches:
             matches = [i for i in self.all_ids() if wp_number(i) == number]
         if len(matches) == 1:
@@ -173,7 +196,16 @@ class Mission:
 
     def refresh(self) -> None:
         """Forget what was read, after this process changed the mission's files."""
-        for name in ("meta", "specset", "lanes_doc", "log", "board", "wp_paths"):
+        for name in (
+            "meta",
+            "specset",
+            "lanes_doc",
+            "log",
+            "log_state",
+            "board",
+            "wp_listing",
+            "wp_names",
+        ):
             self.__dict__.pop(name, None)
 
     def actor(self, agent: str | None) -> str:
@@ -225,13 +257,14 @@ class Mission:
         with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
             eventlog.check_appendable(self.events_path)
             check_writable(self.status_path)
-            parsed = eventlog.read(self.events_path)
-            board = replay(parsed.events)
+            # Only the tail appended since the last snapshot is parsed under the lock.
+            board = snapshots.read_log(self.events_path, self.cache_dir).board
             records = build(board)
             if not records:
                 return []
             newest, now = board.newest_at_us, eventlog.now_us()
             implausible = newest is not None and is_implausible(newest, now)
+            parsed = eventlog.read(self.events_path) if implausible else ParsedLog()
             if implausible:  # a far-future event in the log: the clock ignores it
                 newest = max(
                     (
@@ -256,5 +289,6 @@ class Mission:
             )
             self.write_status(fresh)
             self.__dict__.pop("log", None)
+            self.__dict__.pop("log_state", None)
             self.__dict__["board"] = fresh
         return records

@@ -1,0 +1,341 @@
+"""A disposable snapshot cache of the replayed board and the parsed WP files.
+
+It lives in the git directory (`<git dir>/kitty/cache/<mission>/`), is never
+tracked, and no result depends on it: a missing, stale or unreadable cache is
+rebuilt from the files, and `KITTY_NO_CACHE=1` turns it off
+(tests/cli/test_snapshot_cache.py runs random operations with and without it
+and compares every output byte for byte).
+
+* The board snapshot is keyed by the log's device/inode and the byte offset it
+  was replayed up to, with fingerprints of sampled 4 KiB blocks of that prefix
+  (a rewritten log misses). When the log has grown, only the appended tail is
+  parsed and folded onto the board, provided that it sorts after everything
+  already folded and repeats no event id (otherwise: a full replay, as always).
+* WP files are keyed by name, size, inode and mtime (ns); a file modified less
+  than two seconds before the cache was written is not trusted (the racy-git
+  rule: an edit within the filesystem's timestamp granularity keeps the mtime).
+* Every snapshot is also keyed by the code that computed it (kitty's version and
+  the stat of the modules that parse and replay), so an upgrade never reads an
+  old layout.
+
+The files are pickles: they are read only from the repository's own git
+directory, which is trusted like `.git/hooks` and `.git/config` (both run code).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import gc
+import hashlib
+import operator
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters import contain
+from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_lines
+from kitty.core.state import Board, extend, replay
+
+FORMAT = 1
+DISABLE_ENV = "KITTY_NO_CACHE"
+#: Re-save the board snapshot once the unsaved tail is this big (bytes).
+RESAVE_TAIL = 256 * 1024
+BLOCK = 4096
+SAMPLES = 16
+RACY_NS = 2_000_000_000
+#: Set by the `kitty` process entry point: after a bulk load, `gc.freeze()` what was
+#: built (it lives until exit). Not in-process callers such as tests.
+FREEZE = False
+
+
+@dataclass
+class LogState:
+    """The log folded onto a board, and what reading it found."""
+
+    board: Board
+    warnings: list[LogWarning] = field(default_factory=list)
+    unterminated: bool = False
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "") in ("", "0")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Bulk parsing makes millions of objects that live on: collecting them is wasted work."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if FREEZE:
+            # What was built lives until exit: keep it out of later collections
+            # instead of scanning it again in every generation.
+            gc.freeze()
+        if was:
+            gc.enable()
+
+
+def _code_key() -> tuple[Any, ...]:
+    from kitty import __version__
+    from kitty.core import clock, events, frontmatter, lanes, model, state, wpfile
+
+    stamps: list[tuple[int, int] | None] = []
+    for module in (clock, events, frontmatter, lanes, model, state, wpfile, sys.modules[__name__]):
+        try:
+            st = os.stat(module.__file__ or "")
+            stamps.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            stamps.append(None)
+    return (FORMAT, __version__, sys.version_info[:2], tuple(stamps))
+
+
+def _read_pickle(path: Path) -> Any:
+    try:
+        with gc_paused():
+            return pickle.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except Exception:  # a corrupt or foreign cache is a miss, never an error
+        return None
+
+
+def _positional(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
+    """Pickle a slotted dataclass as `cls(*values)`: 3x faster to load than its setstate."""
+    if not dataclasses.is_dataclass(cls) or not hasattr(cls, "__slots__"):
+        return None
+    fields = dataclasses.fields(cls)
+    if any(not f.init for f in fields):
+        return None
+    getter = operator.attrgetter(*(f.name for f in fields))
+
+    def reduce(obj: Any) -> tuple[Any, ...]:
+        values = getter(obj)
+        return (cls, values if isinstance(values, tuple) else (values,))
+
+    return reduce
+
+
+def _dispatch_table() -> dict[type, Any]:
+    from kitty.core import events, model, state
+
+    table: dict[type, Any] = dict(copyreg.dispatch_table)
+    for module in (events, model, state):
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                reduce = _positional(value)
+                if reduce is not None:
+                    table[value] = reduce
+    return table
+
+
+def _write_pickle(path: Path, value: Any) -> None:
+    """Atomic, best effort: a read-only git dir just means no cache."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as handle:
+            pickler = pickle.Pickler(handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.dispatch_table = _dispatch_table()
+            pickler.dump(value)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+# -- the log and its board -----------------------------------------------------------
+
+
+def _fingerprint(handle: Any, end: int) -> str:
+    """Hash of sampled blocks of the first `end` bytes (and always the last block)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(str(end).encode())
+    if end <= BLOCK * (SAMPLES + 1):
+        handle.seek(0)
+        digest.update(handle.read(end))
+        return digest.hexdigest()
+    step = (end - BLOCK) // SAMPLES
+    for index in range(SAMPLES):
+        handle.seek(index * step)
+        digest.update(handle.read(BLOCK))
+    handle.seek(end - BLOCK)
+    digest.update(handle.read(BLOCK))
+    return digest.hexdigest()
+
+
+def _split(data: bytes) -> tuple[list[str], bool]:
+    text = data.decode("utf-8", errors="replace")
+    unterminated = bool(text) and not text.endswith("\n")
+    lines = text.split("\n")
+    if not unterminated:
+        lines.pop()
+    return lines, unterminated
+
+
+def _full(data: bytes) -> tuple[LogState, set[str]]:
+    lines, unterminated = _split(data)
+    with gc_paused():
+        parsed = parse_lines(lines, unterminated=unterminated)
+        board = replay(parsed.events)
+        ids = {e for ev in parsed.events if (e := ev.event_id)}
+    return LogState(board, parsed.warnings, unterminated), ids
+
+
+def read_log(path: Path, cache_dir: Path | None) -> LogState:
+    """The replayed board of the log at `path`, from the snapshot when it is valid."""
+    from kitty.adapters.eventlog import open_log
+
+    fd = open_log(path)  # contained: no symlinks; the same errors as eventlog.read
+    if fd is None:
+        return LogState(Board())
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if cache_dir is None or not enabled() or contain.symlink_problem(cache_dir):
+            return _full(handle.read())[0]
+        meta_path, ids_path = cache_dir / "board.pickle", cache_dir / "ids.pickle"
+        snap = _read_pickle(meta_path)
+        if (
+            isinstance(snap, dict)
+            and snap.get("code") == _code_key()
+            and snap.get("inode") == (st.st_dev, st.st_ino)
+            and st.st_size >= snap["offset"]
+        ):
+            offset: int = snap["offset"]
+            if st.st_size == offset and st.st_mtime_ns == snap["mtime"]:
+                if _fingerprint(handle, offset) == snap["fingerprint"]:
+                    return LogState(snap["board"], snap["warnings"])
+            elif st.st_size > offset and _fingerprint(handle, offset) == snap["fingerprint"]:
+                handle.seek(offset)
+                tail = handle.read()
+                grown = _grow(snap, tail, ids_path)
+                if grown is not None:
+                    state, seen = grown
+                    if len(tail) > RESAVE_TAIL:
+                        lines = snap["lines"] + tail.count(b"\n")
+                        _save(meta_path, ids_path, state, seen, handle, st, st.st_size, lines)
+                    return state
+        handle.seek(0)
+        data = handle.read()
+        state, ids = _full(data)
+        if not state.unterminated:
+            _save(meta_path, ids_path, state, ids, handle, st, len(data), data.count(b"\n"))
+        return state
+
+
+def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, set[str]] | None:
+    """Fold the appended tail onto the snapshot, or None when a full replay is needed."""
+    lines, unterminated = _split(tail)
+    if unterminated:
+        return None
+    parsed = parse_lines(lines, first_line=snap["lines"] + 1)
+    ids = _read_pickle(ids_path)
+    if not isinstance(ids, tuple) or ids[0] != snap["token"]:
+        return None
+    seen: set[str] = ids[1]
+    fresh: list[Transition | Annotation] = []
+    for ev in parsed.events:
+        event_id = ev.event_id
+        if event_id:
+            if event_id in seen:
+                return None  # replay drops or flags a repeat: let it
+            seen.add(event_id)
+        if not isinstance(ev, Other):
+            fresh.append(ev)
+    board: Board = snap["board"]
+    fresh.sort(key=lambda e: (e.at_us, e.event_id))
+    if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
+        return None  # sorts into the middle of the history: only a replay orders it
+    extend(board, fresh)
+    return LogState(board, snap["warnings"] + parsed.warnings), seen
+
+
+def _save(
+    meta_path: Path,
+    ids_path: Path,
+    state: LogState,
+    ids: set[str],
+    handle: Any,
+    st: os.stat_result,
+    offset: int,
+    lines: int,
+) -> None:
+    token = os.urandom(8).hex()
+    _write_pickle(ids_path, (token, ids))
+    _write_pickle(
+        meta_path,
+        {
+            "code": _code_key(),
+            "token": token,
+            "inode": (st.st_dev, st.st_ino),
+            "offset": offset,
+            "mtime": st.st_mtime_ns,
+            "lines": lines,
+            "fingerprint": _fingerprint(handle, offset),
+            "board": state.board,
+            "warnings": state.warnings,
+        },
+    )
+
+
+# -- WP files -------------------------------------------------------------------------
+
+
+def cached_parse(
+    cache_dir: Path | None,
+    files: list[tuple[str, os.stat_result]],
+    parse: Callable[[str], Any],
+) -> list[Any]:
+    """`parse(file)` for each file, reusing results for files whose stat is unchanged."""
+    if cache_dir is None or not enabled() or contain.symlink_problem(cache_dir):
+        return [parse(name) for name, _ in files]
+    cache_path = cache_dir / "wps.pickle"
+    snap = _read_pickle(cache_path)
+    known: dict[str, tuple[Any, Any]] = {}
+    if isinstance(snap, dict) and snap.get("code") == _code_key():
+        known = snap["files"]
+    results: list[Any] = []
+    fresh: dict[str, tuple[Any, Any]] = {}
+    changed = False
+    trusted_before = time.time_ns() - RACY_NS
+    for name, st in files:
+        key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+        hit = known.get(name)
+        if hit is not None and hit[0] == key:
+            stored = hit[1]
+            result = _thaw(stored)
+        else:
+            with gc_paused():
+                result = parse(name)
+            stored = _freeze(result)
+            changed = True
+        results.append(result)
+        if max(st.st_mtime_ns, st.st_ctime_ns) < trusted_before:
+            fresh[name] = (key, stored)
+    if changed or fresh.keys() != known.keys():
+        _write_pickle(cache_path, {"code": _code_key(), "files": fresh})
+    return results
+
+
+def _freeze(result: Any) -> Any:
+    """Exceptions do not pickle by their constructor: keep their class and state."""
+    if isinstance(result, Exception):
+        return ("exception", type(result), result.args, dict(result.__dict__))
+    return result
+
+
+def _thaw(stored: Any) -> Any:
+    if isinstance(stored, tuple) and stored and stored[0] == "exception":
+        _, cls, args, state = stored
+        exc = cls.__new__(cls)
+        exc.args = args
+        exc.__dict__.update(state)
+        return exc
+    return stored

@@ -10,6 +10,7 @@ from kitty.adapters import contain, eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json, read_text
 from kitty.core.clock import format_at, ulid
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
+from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
 from kitty.core.wpfile import dump_front_matter, one_line, parse_wp
 from kitty.errors import (
@@ -224,7 +225,8 @@ def finalize(mission: Mission) -> dict[str, Any]:
             atomic_write(mission.dir / "lanes.json", dump_json_ordered(doc))
             lanes_changed = True
         records = []
-        for wp_id in mission.all_ids():
+        # The board under the lock, not mission.all_ids(): one read of the log.
+        for wp_id in sort_ids(set(mission.wp_names) | set(board.wps)):
             if wp_id in mission.wps and board.lane(wp_id) is None:
                 bootstrapped.append(wp_id)
                 records.append(

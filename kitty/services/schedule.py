@@ -50,6 +50,10 @@ def next_step(
         return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
     result: dict[str, decide.Decision] = {}
     lease = remote_lease(mission, remote) if remote else {}
+    # Everything but the log is read before the lock: the locked section is the
+    # tail of the log, one decision and the append.
+    policy = mission.policy()
+    mission.preload()
 
     def build(board: Board) -> list[dict[str, Any]]:
         if remote:
@@ -71,7 +75,7 @@ def next_step(
             board.wps.get(wp.wp_id),
             wp.subtasks,
             MoveRequest(target, who),
-            mission.policy(),
+            policy,
             mission.slug,
         )
         decision.claimed = True

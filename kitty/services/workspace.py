@@ -194,6 +194,10 @@ class Mission:
             "work packages: " + (", ".join(self.all_ids()) or "none"),
         )
 
+    def preload(self) -> None:
+        """Read every file but the log now, so a write's locked section stays short."""
+        _ = (self.meta, self.config, self.specset, self.lanes_doc)
+
     def refresh(self) -> None:
         """Forget what was read, after this process changed the mission's files."""
         for name in (
@@ -254,6 +258,7 @@ class Mission:
         from the log; once the events are appended they are recorded, so a failure there
         is only a warning with the `kitty rebuild` hint.
         """
+        _ = self.meta  # read before the lock: the locked section stays short
         with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
             eventlog.check_appendable(self.events_path)
             check_writable(self.status_path)
@@ -261,6 +266,7 @@ class Mission:
             board = snapshots.read_log(self.events_path, self.cache_dir).board
             records = build(board)
             if not records:
+                self.__dict__["board"] = board  # fresh: no second read after a no-op
                 return []
             newest, now = board.newest_at_us, eventlog.now_us()
             implausible = newest is not None and is_implausible(newest, now)

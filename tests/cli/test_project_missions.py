@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers import kitty, make_mission, ok, write_wp
@@ -183,3 +184,20 @@ def test_finalize_reports_lane_cycles_and_collapse(repo: Path) -> None:
     assert report == [
         {"wps": ["WP03", "WP04"], "rule": "glob_matches_path", "paths": ["src/**", "src/api/x.py"]}
     ]
+
+
+def test_finalize_reads_the_log_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The re-run validates, then reads the board once, under the lock (it was twice)."""
+    from kitty.adapters import snapshots
+
+    make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}])
+    reads: list[Path] = []
+    real = snapshots.read_log
+
+    def counting(path: Path, cache_dir: Path | None) -> snapshots.LogState:
+        reads.append(path)
+        return real(path, cache_dir)
+
+    monkeypatch.setattr(snapshots, "read_log", counting)
+    assert ok(repo, "finalize", "--json").json()["bootstrapped"] == []
+    assert len(reads) == 1

@@ -1,3 +1,3 @@
-from kitty.cli import main
+from kitty.entry import main
 
 main()

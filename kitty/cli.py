@@ -151,9 +151,6 @@ register(cli)
 
 
 def main() -> NoReturn:
-    from kitty.adapters import snapshots
-
-    snapshots.FREEZE = True
     sys.exit(run(cli, sys.argv[1:]))
 
 

@@ -7,10 +7,16 @@ import os
 import sys
 from typing import Any
 
-import click
-
 from kitty import SCHEMA
 from kitty.errors import KittyError
+
+
+def echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print one message and flush, like click.echo for text (without importing click:
+    `kitty status` and `kitty next --json` run without it)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n" if nl else text)
+    stream.flush()
 
 
 def use_colour() -> bool:
@@ -28,7 +34,7 @@ def terminal_width() -> int:
 def emit_json(data: Any) -> None:
     """Sorted keys always; indented for a person at a terminal, compact (and faster) in pipes."""
     indent = 2 if sys.stdout.isatty() else None
-    click.echo(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False))
+    echo(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False))
 
 
 def emit(data: dict[str, Any], text: str, as_json: bool) -> None:
@@ -37,19 +43,19 @@ def emit(data: dict[str, Any], text: str, as_json: bool) -> None:
         payload.setdefault("schema", SCHEMA)
         emit_json(payload)
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
 
 
 def warn(lines: list[str]) -> None:
     for line in lines:
-        click.echo(f"warning: {line}", err=True)
+        echo(f"warning: {line}", err=True)
 
 
 def error(exc: KittyError, as_json: bool) -> int:
     if as_json:
         emit_json({"schema": SCHEMA, "error": exc.to_json()})
     else:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            echo(f"hint: {exc.hint}", err=True)
     return exc.exit_code

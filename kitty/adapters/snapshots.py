@@ -27,12 +27,12 @@ from __future__ import annotations
 import copyreg
 import dataclasses
 import gc
-import hashlib
 import operator
 import os
 import pickle
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,7 +43,7 @@ from kitty.adapters import contain
 from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_lines
 from kitty.core.state import Board, extend, replay
 
-FORMAT = 1
+FORMAT = 2
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024
@@ -154,21 +154,21 @@ def _write_pickle(path: Path, value: Any) -> None:
 # -- the log and its board -----------------------------------------------------------
 
 
-def _fingerprint(handle: Any, end: int) -> str:
-    """Hash of sampled blocks of the first `end` bytes (and always the last block)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(str(end).encode())
+def _fingerprint(handle: Any, end: int) -> tuple[int, ...]:
+    """CRC-32s of sampled blocks of the first `end` bytes (the whole prefix when small,
+    always its last block). Change detection, not security: zlib is built in, while
+    hashlib loads OpenSSL (~20 ms on every read)."""
     if end <= BLOCK * (SAMPLES + 1):
         handle.seek(0)
-        digest.update(handle.read(end))
-        return digest.hexdigest()
+        return (end, zlib.crc32(handle.read(end)))
     step = (end - BLOCK) // SAMPLES
+    sums = [end]
     for index in range(SAMPLES):
         handle.seek(index * step)
-        digest.update(handle.read(BLOCK))
+        sums.append(zlib.crc32(handle.read(BLOCK)))
     handle.seek(end - BLOCK)
-    digest.update(handle.read(BLOCK))
-    return digest.hexdigest()
+    sums.append(zlib.crc32(handle.read(BLOCK)))
+    return tuple(sums)
 
 
 def _split(data: bytes) -> tuple[list[str], bool]:
@@ -292,11 +292,12 @@ def cached_parse(
     cache_dir: Path | None,
     files: list[tuple[str, os.stat_result]],
     parse: Callable[[str], Any],
+    store: str = "wps.pickle",
 ) -> list[Any]:
     """`parse(file)` for each file, reusing results for files whose stat is unchanged."""
     if cache_dir is None or not enabled() or contain.symlink_problem(cache_dir):
         return [parse(name) for name, _ in files]
-    cache_path = cache_dir / "wps.pickle"
+    cache_path = cache_dir / store
     snap = _read_pickle(cache_path)
     known: dict[str, tuple[Any, Any]] = {}
     if isinstance(snap, dict) and snap.get("code") == _code_key():

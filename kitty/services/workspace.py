@@ -65,7 +65,26 @@ class Mission:
 
     @cached_property
     def config(self) -> config_adapter.Config:
-        return config_adapter.load(self.project.config_path)
+        """`.kittify/config.yaml`, from the snapshot cache while the file is unchanged
+        (parsing it is what imports PyYAML on the read path)."""
+        path = self.project.config_path
+        try:
+            listing = [(path.name, os.stat(path))]
+        except OSError:
+            return config_adapter.load(path)
+
+        def parse(_: str) -> config_adapter.Config | KittyError:
+            try:
+                return config_adapter.load(path)
+            except KittyError as exc:
+                return exc
+
+        cache = self.project.git_common_dir / "kitty" / "cache"
+        [result] = snapshots.cached_parse(cache, listing, parse, store="config.pickle")
+        if isinstance(result, KittyError):
+            raise result
+        config: config_adapter.Config = result
+        return config
 
     @cached_property
     def specset(self) -> specs.SpecSet:

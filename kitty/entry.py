@@ -1,0 +1,23 @@
+"""The `kitty` executable: the hot read commands first, then the full click CLI.
+
+`kitty status` and `kitty next --json` in their plain spellings run without
+importing click (kitty/fastpath.py); everything else goes to `kitty.cli`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+
+def main() -> NoReturn:
+    from kitty import fastpath
+    from kitty.adapters import snapshots
+
+    snapshots.FREEZE = True  # this process exits after the command
+    code = fastpath.run(sys.argv[1:])
+    if code is None:
+        from kitty.cli import main as full
+
+        full()
+    sys.exit(code)

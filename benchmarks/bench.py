@@ -131,7 +131,8 @@ def flip_moves(kitty: str, root: Path, wp: str, runs: int) -> Run:
     results = []
     for i in range(runs):
         lane = ("blocked", "planned")[i % 2]
-        results.append(run_once([kitty, "move", wp, lane, "--agent", "bench"], root))
+        move = [kitty, "move", wp, lane, "--agent", "bench", "--note", "bench"]
+        results.append(run_once(move, root))
     return Run(
         statistics.median(r.ms for r in results),
         max(r.rss_mib for r in results),

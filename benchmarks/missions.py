@@ -18,11 +18,14 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-CLOCK0 = 1_795_990_000_000_000  # microseconds since the epoch (late 2026)
+#: Microseconds since the epoch (2026-09-21): a 10,000-WP history (about 16 days of
+#: events) still ends in the past, so kitty's hybrid clock writes after it.
+CLOCK0 = 1_790_000_000_000_000
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
@@ -406,10 +409,14 @@ def kitty_mission(root: Path, n: int, seed: int = 7, deps: bool = True) -> str:
 
 
 def add_history(mission: Path, n: int, seed: int = 7) -> int:
-    """Append ~20 events per WP (up to two review cycles) to a finalized log."""
+    """Append ~20 events per WP (up to two review cycles) to a finalized log.
+
+    They start a second from now, 1 ms apart: after finalize's bootstrap events and,
+    even at 10,000 WPs (about 200 s ahead), well inside the clock's plausible bound.
+    """
     rng = random.Random(seed)
     lines = []
-    clock = 1_900_000_000_000_000  # after anything finalize wrote
+    clock = time.time_ns() // 1000 + 1_000_000
     for i in range(1, n + 1):
         wp = f"WP{i:04d}"
         steps = LIFECYCLE[: rng.randint(4, len(LIFECYCLE))]

@@ -104,8 +104,8 @@ def test_wheel_metadata(dist: tuple[Path, str]) -> None:
         for c in meta.get_all("Classifier") or []
     )
     assert meta.get_all("Project-URL")
-    assert "kitty = kitty.cli:main" in entry_points
-    assert "kitty-kanban = kitty.cli:main" in entry_points
+    assert "kitty = kitty.entry:main" in entry_points
+    assert "kitty-kanban = kitty.entry:main" in entry_points
 
 
 def test_wheel_runs_from_a_fresh_venv(dist: tuple[Path, str], tmp_path: Path) -> None:

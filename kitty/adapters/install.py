@@ -18,17 +18,18 @@ from pathlib import Path
 DISTRIBUTION = "kitty-kanban"
 COMMAND = "kitty"
 ALIAS = "kitty-kanban"
-_MARK = b"kitty.cli"
+#: What a console script of kitty-kanban imports (kitty.cli before the fast entry point).
+_MARKS = (b"kitty.entry", b"kitty.cli")
 
 
 def is_kitty_script(path: Path) -> bool:
-    """True for a console script of kitty-kanban (a `#!` text file that imports kitty.cli)."""
+    """True for a console script of kitty-kanban (a `#!` text file importing kitty.entry)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
     except OSError:
         return False
-    return head.startswith(b"#!") and _MARK in head
+    return head.startswith(b"#!") and any(mark in head for mark in _MARKS)
 
 
 def script_interpreter(path: Path) -> str | None:

@@ -422,9 +422,11 @@ def add_history(mission: Path, n: int, seed: int = 7) -> int:
         steps = LIFECYCLE[: rng.randint(4, len(LIFECYCLE))]
         for frm, to in steps:
             clock += 1000
+            # The reviewer is never the implementer (else replay flags a self-review).
+            actor = "codex" if frm in ("for_review", "in_review") else "claude"
             lines.append(
                 {
-                    "actor": "claude",
+                    "actor": actor,
                     "at": iso(clock),
                     "event_id": f"E{clock}",
                     "evidence": None,
@@ -433,7 +435,7 @@ def add_history(mission: Path, n: int, seed: int = 7) -> int:
                     "from_lane": frm,
                     "mission_id": "01BENCH0000000000000000000",
                     "mission_slug": mission.name,
-                    "policy_metadata": {"agent": "claude", "shell_pid": 1},
+                    "policy_metadata": {"agent": actor, "shell_pid": 1},
                     "reason": None,
                     "review_ref": None,
                     "review_result": None,

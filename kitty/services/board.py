@@ -32,8 +32,11 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
     ]
     conflicts = open_views(board, mission.slug)
+    per_wp: dict[str, int] = {}
+    for conflict in conflicts:
+        per_wp[conflict["wp_id"]] = per_wp.get(conflict["wp_id"], 0) + 1
     for wp in work_packages:
-        wp["conflicts"] = sum(1 for c in conflicts if c["wp_id"] == wp["id"])
+        wp["conflicts"] = per_wp.get(wp["id"], 0)  # counted once: O(WPs + conflicts)
         st = board.wps.get(wp["id"])
         lease = lease_of(st)
         wp["lease"] = (

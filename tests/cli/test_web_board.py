@@ -43,10 +43,12 @@ def page_data(html: str) -> dict[str, Any]:
 
 
 def tree_state(repo: Path) -> dict[str, tuple[int, int]]:
-    """Every file under the repo (and .git) with its size and mtime."""
+    """Every file under the repo (and .git) with its size and mtime, except the disposable
+    snapshot cache in .git/kitty/cache (reads may refresh it; no result depends on it)."""
     state = {}
+    cache = repo / ".git" / "kitty" / "cache"
     for path in sorted(repo.rglob("*")):
-        if path.is_file():
+        if path.is_file() and cache not in path.parents:
             st = path.stat()
             state[str(path.relative_to(repo))] = (st.st_size, st.st_mtime_ns)
     return state

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 #: The actor of last resort, as Spec Kitty records it.
@@ -11,6 +10,8 @@ DEFAULT_ACTOR = "user"
 
 def git_identity(cwd: Path) -> str | None:
     """`user.name`, else `user.email` from git's config as seen in `cwd`, else None."""
+    import subprocess  # only when nobody said who acts: status and next never need it
+
     for key in ("user.name", "user.email"):
         try:
             done = subprocess.run(

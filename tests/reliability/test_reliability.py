@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -463,9 +464,7 @@ def _link(kind: str, repo: Path, mission: Path, outside: Path) -> Path:
         target = outside / "locks"
         target.mkdir()
         lock_dir = repo / ".git" / "kitty"
-        for child in lock_dir.iterdir():
-            child.unlink()
-        lock_dir.rmdir()
+        shutil.rmtree(lock_dir)  # its locks and the snapshot cache
         lock_dir.symlink_to(target, target_is_directory=True)
     return target
 

@@ -48,11 +48,12 @@ def _claude(d: Dispatch) -> Invocation:
 
 
 def _codex(d: Dispatch) -> Invocation:
-    return Invocation(
-        ["codex", "exec", "--sandbox", "danger-full-access", "-C", d.workspace, "-"],
-        d.workspace,
-        stdin=d.prompt,
-    )
+    argv = ["codex", "exec", "--sandbox", "danger-full-access", "-C", d.workspace]
+    if d.role == "review":  # the skill's reviewer line: see the repo, keep the verdict text
+        argv += ["--add-dir", d.repo]
+        if d.extra.get("result_file"):
+            argv += ["-o", d.extra["result_file"]]
+    return Invocation([*argv, "-"], d.workspace, stdin=d.prompt)
 
 
 def _gemini(d: Dispatch) -> Invocation:

@@ -158,11 +158,67 @@ def load_lanes(mission_dir: Path, display: str) -> dict[str, Any] | None:
     return data
 
 
+def _cells(line: str) -> list[str]:
+    return [c.strip().strip("`").strip() for c in line.strip().strip("|").split("|")]
+
+
+def load_legacy_issue_rows(path: Path, display: str) -> list[IssueRow]:
+    """The legacy `issue-matrix.md`: one Markdown table with `Issue` and `Verdict` columns
+    (and optionally `WP`). Read only when there is no issue-matrix.json, as Spec Kitty does."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(display, None, f"unreadable: {exc}", "fix or remove the file") from None
+    tables: list[list[tuple[int, str]]] = []
+    current: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith("|"):
+            current.append((number, line))
+        elif current:
+            tables.append(current)
+            current = []
+    if current:
+        tables.append(current)
+    if len(tables) != 1:
+        raise SpecError(
+            display,
+            tables[1][0][0] if len(tables) > 1 else None,
+            f"issue-matrix.md must hold exactly one Markdown table (found {len(tables)})",
+            "keep one table with Issue and Verdict columns, or write issue-matrix.json",
+        )
+    (header_no, header), *rest = tables[0]
+    columns = [c.lower().replace(" ", "_") for c in _cells(header)]
+    missing = [c for c in ("issue", "verdict") if c not in columns]
+    if missing:
+        raise SpecError(
+            display,
+            header_no,
+            f"issue-matrix.md table has no {' or '.join(missing)} column",
+            "the header must name Issue and Verdict (e.g. | Issue | Title | Verdict |)",
+        )
+    wp_col = next((columns.index(c) for c in ("wp", "wps", "work_package") if c in columns), None)
+    rows = []
+    for _number, line in rest:
+        cells = _cells(line)
+        if all(set(c) <= set("-: ") for c in cells):
+            continue  # the separator row
+        cells += [""] * (len(columns) - len(cells))
+        issue, verdict = cells[columns.index("issue")], cells[columns.index("verdict")]
+        wps: tuple[str, ...] = ()
+        if wp_col is not None and cells[wp_col]:
+            wps = tuple(w.strip() for w in cells[wp_col].split(",") if w.strip())
+        if issue:
+            rows.append(IssueRow(issue, verdict, wps))
+    return sorted(rows, key=lambda r: r.issue)
+
+
 def load_issue_rows(mission_dir: Path, display: str) -> list[IssueRow]:
     path_display = f"{display}/issue-matrix.json"
     data = read_json(mission_dir / "issue-matrix.json", path_display)
     if data is None:
-        return []
+        return load_legacy_issue_rows(mission_dir / "issue-matrix.md", f"{display}/issue-matrix.md")
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, dict):
         raise SpecError(

@@ -76,6 +76,12 @@ def implement(
     is_flag=True,
     help="Let the WP's implementer review it (not recommended).",
 )
+@click.option(
+    "--takeover",
+    is_flag=True,
+    help="Take over a WP in_review by another reviewer (needs --note; recorded).",
+)
+@click.option("--note", metavar="TEXT", help="Why you take the review over (with --takeover).")
 @json_option
 @click.pass_context
 def review(
@@ -85,17 +91,25 @@ def review(
     agent: str | None,
     profile: str | None,
     allow_self_review: bool,
+    takeover: bool,
+    note: str | None,
     as_json: bool,
 ) -> int:
     """Claim a WP in for_review for review and write the review prompt.
 
+    A WP in_review by another reviewer is taken over (recorded, forced, with the
+    reason) when that reviewer's process is gone, or with --takeover --note.
+
     \b
-    Example:
+    Examples:
       kitty agent action review WP01 --mission checkout --agent codex
+      kitty agent action review WP01 --agent gemini --takeover --note "codex hung"
     """
     from kitty.services.actions import review as run_review
 
-    result = run_review(open_mission(ctx, mission), wp_id, agent, profile, allow_self_review)
+    result = run_review(
+        open_mission(ctx, mission), wp_id, agent, profile, allow_self_review, takeover, note
+    )
     emit(result, _workspace_text(result, "Reviewing"), as_json)
     return 0
 

@@ -85,7 +85,8 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "dispatch":
         return (
             f"→ {event['wp_id']} {event['role']} by {event['agent']} (cycle {event['cycle']}, "
-            f"pid {event['pid']})  log: {event['log']}"
+            + (f"pid {event['pid']}" if event["pid"] is not None else "not started")
+            + f")  log: {event['log']}"
         )
     if kind == "finished":
         mark = "✓" if event["ok"] else "✗"

@@ -38,6 +38,8 @@ class Context:
     accepted: bool = False
     now_us: int = 0
     panel: bool = False  # review.panel is configured: reviews run `kitty review run`
+    #: The configured agents (agents.available); empty when unknown.
+    agents: tuple[str, ...] = ()
 
     @cached_property
     def lane_holders(self) -> dict[str, list[str]]:
@@ -392,8 +394,18 @@ def _waiting(
     for w in live:
         st = _state(ctx, w)
         if st.lane in lanes.IN_FLIGHT:
-            movable = True
+            movable_before, movable = movable, True
             if st.lane == lanes.FOR_REVIEW:
+                if ctx.agents and all(a == st.implementer for a in ctx.agents):
+                    # Nobody configured can review it: waiting would never end.
+                    movable = movable_before
+                    blockers.append(
+                        f"{w} awaits review, but its implementer {st.implementer} is the only "
+                        "configured agent: add a reviewer to agents.available in "
+                        ".kittify/config.yaml, or an operator approves it with "
+                        "--force --self-review-fallback"
+                    )
+                    continue
                 blockers.append(f"{w} awaits review by another agent (you implemented it)")
             else:
                 blockers.append(f"{w} is {describe(ctx, w)}")
@@ -425,6 +437,8 @@ def _waiting(
         )
     if unfinalized:
         commands.insert(0, f"kitty finalize --mission {ctx.mission}")
+    if ctx.agents:
+        commands.append("kitty agent config list")
     for w in by_lane.get(lanes.BLOCKED, []):
         commands.append(f"kitty move {w} planned --mission {ctx.mission} --agent {ctx.agent}")
     return Decision(

@@ -115,6 +115,10 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
         details.append("CONFLICT")
     if wp.get("review_cycles"):
         details.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+    if wp.get("review_status") == "has_feedback":
+        details.append("has feedback")
+    elif wp.get("review_status") == "acknowledged":
+        details.append("feedback ack")
     if wp.get("arbiter"):
         details.append("arbiter")
     if wp.get("self_review"):

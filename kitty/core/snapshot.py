@@ -60,6 +60,7 @@ def materialize(board: Board, slug: str, meta: Mapping[str, Any]) -> dict[str, A
                 "notes": list(st.notes),
                 "review_cycles": st.review_cycles,
                 "review_result": st.review_result,
+                "review_status": st.review_status,
                 "subtasks": dict(st.subtasks),
             }
         )
@@ -95,6 +96,7 @@ def wp_view(
         "reviewer": st.reviewer,
         "subtasks": subtasks,
         "review_cycles": st.review_cycles,
+        "review_status": st.review_status,
         "max_cycles": max_cycles,
         "force_count": st.force_count,
         "last_transition_at": st.last_transition_at,

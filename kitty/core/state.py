@@ -28,8 +28,10 @@ from kitty.core.events import Annotation, Event, LogWarning, Transition, actor_t
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset(
-    {"subtasks", "note", "release_runtime_claim", "review", "conflicts_resolved"}
+    {"subtasks", "note", "release_runtime_claim", "review", "conflicts_resolved", "review_status"}
 )
+#: `review_status` values (Spec Kitty's names): feedback waiting, and read by the implementer.
+HAS_FEEDBACK, ACKNOWLEDGED = "has_feedback", "acknowledged"
 #: Lanes in which a process holds the WP (for_review waits for a reviewer instead).
 HELD = frozenset({lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW})
 #: Annotation keys that describe the process holding a WP.
@@ -116,6 +118,8 @@ class WPState:
     scalars: dict[str, Any] = field(default_factory=dict)
     runtime_claim: dict[str, Any] | None = None
     last_reason: str | None = None
+    #: None, `has_feedback` after a rejection, `acknowledged` once the implementer took it up.
+    review_status: str | None = None
     #: The last applied transition: (from_lane, agent, at_us, machine), to spot replicas.
     entry: tuple[str, str | None, int, str | None] | None = None
     conflicts: list[Conflict] = field(default_factory=list)
@@ -261,6 +265,9 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
         if verdict == "changes_requested" and ev.to_lane in (lanes.PLANNED, lanes.IN_PROGRESS):
             st.review_cycles += 1
             record.cycle = st.review_cycles
+            st.review_status = HAS_FEEDBACK
+        elif verdict == "approved":
+            st.review_status = None
         st.reviews.append(record)
     if isinstance(policy.get("arbiter"), dict):
         st.arbiter = dict(policy["arbiter"], at=ev.at, to_lane=ev.to_lane)
@@ -287,6 +294,8 @@ def _apply_annotation(st: WPState, ev: Annotation) -> None:
         st.notes.append(note)
     if delta.get("release_runtime_claim") is True:
         st.runtime_claim = None
+    if delta.get("review_status") == ACKNOWLEDGED and st.review_status == HAS_FEEDBACK:
+        st.review_status = ACKNOWLEDGED
     for key, value in delta.items():
         if key in _STRUCTURED_DELTA or isinstance(value, dict | list):
             continue

@@ -105,6 +105,63 @@ def _feedback(mission: Mission, st: WPState | None) -> tuple[str | None, str | N
     return None, None
 
 
+DISPATCH = "kitty_dispatch"  # the `type` of the log record a sprint writes per dispatch
+
+
+def dispatch_record(
+    mission: Mission, invocation_id: str, wp_id: str, action: str, agent: str, model: str | None
+) -> dict[str, Any]:
+    """What `kitty sprint` appends before it claims a WP for an agent: the durable record
+    an `--invocation-id` must match."""
+    return {
+        "type": DISPATCH,
+        "invocation_id": invocation_id,
+        "mission_slug": mission.slug,
+        "wp_id": wp_id,
+        "action": action,
+        "agent": agent,
+        "model": model,
+    }
+
+
+def check_invocation(
+    mission: Mission, invocation_id: str, wp_id: str, action: str, agent: str, model: str | None
+) -> None:
+    """Fail closed: the id must name a dispatch kitty recorded for this very claim."""
+    from kitty.core.events import Other
+
+    records = [
+        e.data
+        for e in mission.log.events
+        if isinstance(e, Other)
+        and e.data.get("type") == DISPATCH
+        and e.data.get("invocation_id") == invocation_id
+    ]
+    hint = (
+        "pass the --invocation-id of a dispatch kitty recorded (kitty sprint writes one per "
+        "agent run), or claim without --model/--invocation-id"
+    )
+    if not records:
+        raise GuardRefused(f"unknown --invocation-id {invocation_id!r}: no such dispatch", hint)
+    record = records[0]
+    expected: dict[str, tuple[Any, str | None]] = {
+        "mission": (record.get("mission_slug"), mission.slug),
+        "WP": (record.get("wp_id"), wp_id),
+        "action": (record.get("action"), action),
+        "agent": (record.get("agent"), agent),
+    }
+    if record.get("model") is not None or model is not None:
+        expected["model"] = (record.get("model"), model)
+    wrong = [
+        f"{k} {got!r} (dispatched: {want!r})" for k, (want, got) in expected.items() if want != got
+    ]
+    if wrong:
+        raise GuardRefused(
+            f"--invocation-id {invocation_id} does not match its dispatch: " + ", ".join(wrong),
+            hint,
+        )
+
+
 def implement(
     mission: Mission,
     wp_text: str | None,
@@ -117,6 +174,8 @@ def implement(
         raise UsageError("--model needs --invocation-id", "pass both, or neither")
     who = _who(mission, agent)
     wp_id = _pick(mission, wp_text, who, (IMPLEMENT, FIX))
+    if invocation_id:
+        check_invocation(mission, invocation_id, wp_id, "implement", who, model)
     refusal = _implement_refusal(mission, mission.board, wp_id, who)
     if refusal:
         raise GuardRefused(
@@ -249,6 +308,8 @@ def _claim(
             delta["agent_profile"] = profile
         if invocation_id:
             delta.update(model=model, invocation_id=invocation_id)
+        if st.review_status == "has_feedback":
+            delta["review_status"] = "acknowledged"  # the fix prompt delivers the feedback
         if ws.base_commit and not st.scalars.get("base_commit"):
             delta["base_commit"] = ws.base_commit
         records.append(mission.annotation(wp_id, actor, delta))
@@ -257,13 +318,29 @@ def _claim(
     mission.record(build)
 
 
+def _reviewer_gone(st: WPState) -> str | None:
+    """Why the process holding a review is known to be gone, or None (alive or unknown)."""
+    from kitty.services.liveness import pid_alive
+
+    claim = st.runtime_claim or {}
+    for key in ("agent_pid", "shell_pid"):
+        pid = claim.get(key)
+        if pid is not None:
+            return None if pid_alive(pid) else f"its process {pid} is gone"
+    return None
+
+
 def review(
     mission: Mission,
     wp_text: str | None,
     agent: str | None,
     profile: str | None = None,
     allow_self_review: bool = False,
+    takeover: bool = False,
+    note: str | None = None,
 ) -> dict[str, Any]:
+    if takeover and not (note or "").strip():
+        raise UsageError("--takeover needs --note", '--takeover --note "why you take it over"')
     who = _who(mission, agent)
     wp_id = _pick(mission, wp_text, who, (REVIEW,))
     wp = mission.wps[wp_id]
@@ -274,6 +351,29 @@ def review(
         lane = st.lane if st else None
         if lane == lanes.IN_REVIEW and st and st.reviewer == who:
             return []  # re-entering your own review
+        released: list[dict[str, Any]] = []
+        if lane == lanes.IN_REVIEW and st:
+            gone = _reviewer_gone(st)
+            if not (takeover or gone):
+                raise GuardRefused(
+                    f"cannot review {wp_id}: it is in_review by {st.reviewer}",
+                    f"if {st.reviewer} is no longer reviewing it: kitty agent action review "
+                    f"{wp_id} --mission {mission.slug} --agent {who} --takeover "
+                    '--note "why you take it over"',
+                )
+            why = note if takeover else f"reviewer {st.reviewer} is no longer running ({gone})"
+            released.append(
+                mission.transition(
+                    wp_id,
+                    lanes.IN_REVIEW,
+                    lanes.FOR_REVIEW,
+                    who,
+                    force=True,
+                    reason=f"review taken over from {st.reviewer} by {who}: {why}",
+                )
+            )
+            st = replace(st, lane=lanes.FOR_REVIEW)
+            lane = lanes.FOR_REVIEW
         if lane != lanes.FOR_REVIEW:
             held = f" by {st.reviewer}" if st and lane == lanes.IN_REVIEW else ""
             raise GuardRefused(
@@ -297,6 +397,7 @@ def review(
         if profile:
             delta["agent_profile"] = profile
         return [
+            *released,
             mission.transition(
                 wp_id,
                 lanes.FOR_REVIEW,

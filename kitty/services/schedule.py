@@ -28,6 +28,7 @@ def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.C
         accepted=bool(mission.meta.get("accepted_at")),
         now_us=now_us,
         panel=bool(as_dict(mission.config.raw.get("review")).get("panel")),
+        agents=mission.config.agents,
     )
 
 

@@ -132,6 +132,22 @@ class Sprint:
             self.backends[agent] = backend
         return backend
 
+    def preflight(self) -> None:
+        """Refuse before anything starts when an agent CLI cannot be run."""
+        missing = [
+            (name, backend.executable() or name)
+            for name, backend in self.backends.items()
+            if backend.kind != MANUAL and not backend.available()
+        ]
+        if missing:
+            names = ", ".join(name for name, _ in missing)
+            raise UsageError(
+                "; ".join(f"{exe}: not found on PATH (agent {name})" for name, exe in missing),
+                f"install it or put it on PATH; or drop {names} from --implementer/--reviewer; "
+                "or define agents.commands.<name> in .kittify/config.yaml "
+                "(`kitty agent config list` shows what is found)",
+            )
+
     # -- reading -------------------------------------------------------------
     def mission(self) -> Mission:
         mission = Mission.open(self.repo, self.slug)
@@ -284,13 +300,22 @@ class Sprint:
     def new_job(self, wp_id: str, role: str, agent: str, cycle: int, argv: list[str]) -> Job:
         now = time.monotonic()
         log_path = self.log_dir / f"{wp_id}-{role}-{cycle}.log"
+        attempt = 1
+        while log_path.exists():  # a retry or a re-dispatch: one log file per attempt
+            attempt += 1
+            log_path = self.log_dir / f"{wp_id}-{role}-{cycle}-attempt{attempt}.log"
         return Job(wp_id, role, agent, cycle, now, now + self.opts.timeout, log_path, argv)
 
     def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
         try:
             if role == IMPLEMENT:
-                claimed = actions.implement(mission, wp_id, agent)
+                from kitty.core.clock import ulid
+
+                invocation = ulid(int(time.time() * 1000), os.urandom(10))
+                record = actions.dispatch_record(mission, invocation, wp_id, IMPLEMENT, agent, None)
+                mission.record(lambda board: [record])
+                claimed = actions.implement(mission, wp_id, agent, invocation_id=invocation)
             else:
                 claimed = actions.review(mission, wp_id, agent)
         except KittyError as exc:
@@ -299,6 +324,10 @@ class Sprint:
         mission = self.mission()
         st = mission.board.wps[wp_id]
         prompt_path = Path(claimed["prompt"])
+        job = self.new_job(wp_id, role, agent, st.review_cycles + 1, [])
+        extra = (
+            {"result_file": str(job.log_path.with_suffix(".result.md"))} if role == REVIEW else {}
+        )
         dispatch = Dispatch(
             agent,
             role,
@@ -309,20 +338,31 @@ class Sprint:
             self.slug,
             str(mission.project.root),
             self.opts.timeout,
+            extra,
         )
-        job = self.new_job(wp_id, role, agent, st.review_cycles + 1, [])
         job.start_lane = st.lane
         stats = self.stats.setdefault(wp_id, WPStats())
         (stats.implementers if role == IMPLEMENT else stats.reviewers).append(agent)
         stats.runs += 1
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        job.log = job.log_path.open("a", encoding="utf-8")
+        job.log = job.log_path.open("x", encoding="utf-8")
         if backend.kind == MANUAL:
             self.manual(job, claimed)
         else:
             self.spawn(job, backend, dispatch)
         self.jobs[wp_id] = job
         pid = job.proc.pid if job.proc else None
+        if job.proc is not None and job.proc.error:
+            self.emit(
+                {
+                    "event": "error",
+                    "wp_id": wp_id,
+                    "role": role,
+                    "agent": agent,
+                    "message": job.proc.error,
+                    "hint": f"log: {job.log_path}",
+                }
+            )
         self.annotate(
             mission,
             wp_id,
@@ -448,6 +488,8 @@ class Sprint:
         """None while the agent runs; otherwise how it ended."""
         now = time.monotonic()
         if job.proc is not None:
+            if job.proc.error:
+                return job.proc.error
             code = job.proc.poll()
             if code is None:
                 if now <= job.deadline:
@@ -533,23 +575,69 @@ class Sprint:
             )
 
     def halt(self, mission: Mission, wp_id: str, reviewer: str, why: str) -> None:
-        """A failed reviewer stops that WP: never a silent approval, never the implementer."""
-        others = [r for r in self.opts.reviewers if r != reviewer]
+        """A failed reviewer stops that WP in this sprint: never a silent approval, never the
+        implementer. The WP goes back to for_review (recorded, with the reason) so another
+        reviewer, a re-run or an operator can take it; each printed option runs as shown."""
+        st = mission.board.wps.get(wp_id)
+        implementer = (st.implementer if st else None) or "the implementer"
+        if mission.board.lane(wp_id) == lanes.IN_REVIEW:
+            moves.move_task(
+                mission,
+                wp_id,
+                lanes.FOR_REVIEW,
+                agent="sprint",
+                force=True,
+                note=f"reviewer {reviewer} failed ({why}): back to for_review for another review",
+            )
+        candidates = [*self.opts.reviewers, *mission.config.agents]
+        others = [r for r in dict.fromkeys(candidates) if r not in (reviewer, implementer)]
+        other = others[0] if others else "gemini"
+        retry = shlex.join(
+            [
+                "kitty",
+                "sprint",
+                "--mission",
+                self.slug,
+                "--implementer",
+                ",".join(self.opts.implementers),
+                "--reviewer",
+                reviewer,
+            ]
+        )
+        fallback = shlex.join(
+            [
+                "kitty",
+                "agent",
+                "tasks",
+                "move-task",
+                wp_id,
+                "--mission",
+                self.slug,
+                "--to",
+                "approved",
+                "--force",
+                "--agent",
+                implementer,
+                "--self-review-fallback",
+                "--intended-reviewer",
+                reviewer,
+                "--reviewer-failure-reason",
+                why,
+                "--note",
+                "Self-review fallback after reviewer failure: <summary>",
+            ]
+        )
         message = (
             f"ERROR: Configured reviewer '{reviewer}' failed ({why}).\n"
+            f"{wp_id} is back in for_review.\n"
             "Options:\n"
-            f"  a) Retry with '{reviewer}' after fixing the error: kitty sprint again "
-            "(the review is adopted)\n"
-            f"  b) Switch reviewer: kitty agent action review {wp_id} --mission "
-            f"{self.slug} --agent {others[0] if others else '<other-reviewer>'}\n"
+            f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"
+            f"  b) Switch reviewer:\n     kitty agent action review {wp_id} --mission "
+            f"{self.slug} --agent {other}\n"
             "  c) Proceed with self-review -- WARNING: no independent review:\n"
-            f"     kitty agent tasks move-task {wp_id} --mission {self.slug} --to approved "
-            f"--force --self-review-fallback --intended-reviewer {reviewer} "
-            f'--reviewer-failure-reason "{why}" --note "Self-review fallback after '
-            'reviewer failure: <summary>"'
+            f"     {fallback}"
         )
         self.halted[wp_id] = message
-        self.note(mission, wp_id, f"sprint halted the review: reviewer {reviewer} failed ({why})")
         self.emit({"event": "halt", "wp_id": wp_id, "reviewer": reviewer, "message": message})
 
     def note(self, mission: Mission, wp_id: str, text: str) -> None:
@@ -658,7 +746,10 @@ class Sprint:
             from kitty.core.decide import decide
 
             decision = decide(self.ctx(self.mission()))
-            reason = "nothing more can move: " + "; ".join(decision.blocked_by or [decision.reason])
+            reason = "nothing more can move: " + "; ".join(
+                [f"{w}: review halted (reviewer failed; see the options)" for w in self.halted]
+                + (decision.blocked_by or [decision.reason])
+            )
         final = self.mission()
         rows = []
         for wp_id in final.all_ids():

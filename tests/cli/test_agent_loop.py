@@ -255,3 +255,95 @@ def test_merge_completes_an_approved_wp_without_a_lane_branch(repo: Path) -> Non
         "WP01": "done",
         "WP02": "done",
     }
+
+
+# -- Spec Kitty parity ----------------------------------------------------------------
+
+
+def wp_status(repo: Path, wp_id: str = "WP01") -> dict[str, object]:
+    views = ok(repo, "status", "--json").json()["work_packages"]
+    return next(w for w in views if w["id"] == wp_id)
+
+
+def test_review_status_has_feedback_then_acknowledged(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    assert wp_status(repo)["review_status"] is None
+    reject(repo, 1)
+    assert wp_status(repo)["review_status"] == "has_feedback"
+    from kitty.core.render import board_text
+
+    view = ok(repo, "status", "--json").json()
+    assert "has feedback" in board_text(view, 120, False)
+    ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
+    assert wp_status(repo)["review_status"] == "acknowledged"
+    status_json = json.loads((repo / "kitty-specs" / SLUG / "status.json").read_text())
+    assert status_json["work_packages"]["WP01"]["review_status"] == "acknowledged"
+
+
+LEGACY_MATRIX = """# Issue matrix
+
+| Issue | Title | Verdict | Evidence ref |
+|-------|-------|---------|--------------|
+| #1730 | Vocabulary | fixed | WP01 commit |
+| #1731 | Template | {verdict} | later |
+
+Valid `Verdict` values: `fixed`, `verified-already-fixed`, `deferred-with-followup`.
+"""
+
+
+def test_legacy_issue_matrix_md_guards_approval(repo: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    (mission / "issue-matrix.md").write_text(LEGACY_MATRIX.format(verdict="unknown"))
+    to_review(repo)
+    refused = kitty(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "ok")
+    assert refused.code == 1 and "#1731 (unknown)" in refused.err
+    (mission / "issue-matrix.md").write_text(LEGACY_MATRIX.format(verdict="deferred-with-followup"))
+    ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "ok")
+    # issue-matrix.json wins when both exist
+    (mission / "issue-matrix.json").write_text('{"schema_version": 1, "rows": {}}')
+    (mission / "issue-matrix.md").write_text("no table at all\n")
+    assert kitty(repo, "status").code == 0
+
+
+def test_legacy_issue_matrix_md_without_a_table_is_an_error(repo: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    to_review(repo)
+    (mission / "issue-matrix.md").write_text("# Issue matrix\n\nnothing here\n")
+    refused = kitty(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "ok")
+    assert refused.code != 0 and "issue-matrix.md" in refused.err
+
+
+def test_invocation_id_fails_closed(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    args = ("agent", "action", "implement", "WP01", "--agent", "claude", "--model", "haiku")
+    unknown = kitty(repo, *args, "--invocation-id", "01NOSUCHDISPATCH")
+    assert unknown.code == 1 and "unknown --invocation-id" in unknown.err
+    assert wp_status(repo)["lane"] == "planned"  # nothing claimed
+
+    from kitty.services.actions import dispatch_record
+    from kitty.services.workspace import Mission
+
+    mission = Mission.open(repo, None)
+    record = dispatch_record(mission, "01GOODDISPATCH", "WP01", "implement", "claude", "haiku")
+    mission.record(lambda board: [record])
+    wrong = kitty(repo, *args[:-1], "opus", "--invocation-id", "01GOODDISPATCH")
+    assert wrong.code == 1 and "model 'opus' (dispatched: 'haiku')" in wrong.err
+    ok(repo, *args, "--invocation-id", "01GOODDISPATCH")
+    assert wp_status(repo)["lane"] == "in_progress"
+
+
+def test_lone_agent_waiting_for_its_own_review_is_blocked_not_wait(repo: Path) -> None:
+    make_mission(repo, wps=WPS[:1], config="agents:\n  available: [claude]\n")
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
+    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert nxt["action"] == "blocked"
+    assert "only configured agent" in nxt["blocked_by"][0]
+    for command in nxt["commands"]:
+        run_printed(repo, command)

@@ -80,11 +80,13 @@ def test_sprint_holds_the_guard_and_no_caffeinate_skips_it(inhibit_log: Path, re
     from tests.cli.test_sprint import planned
 
     planned(repo, [{"wp_id": "WP01"}])
-    (repo / ".kittify" / "config.yaml").write_text("agents:\n  commands:\n    noop: [true]\n")
+    (repo / ".kittify" / "config.yaml").write_text(
+        "agents:\n  commands:\n    noop: ['true']\n    check: ['true']\n"
+    )
     trust(repo)
     env = dict(os.environ)
-    args = kitty_argv(
-        repo, "sprint", "--implementer", "noop", "--reviewer", "codex", "--retries", "0", "--json"
+    args = kitty_argv(  # both agents exist: the sprint's pre-flight refuses a missing CLI
+        repo, "sprint", "--implementer", "noop", "--reviewer", "check", "--retries", "0", "--json"
     )
     done = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env)
     start = json.loads(done.stdout.splitlines()[0])

@@ -136,7 +136,22 @@ def test_fake_clis_receive_the_exact_argv(repo: Path, fakes: Path) -> None:
     assert claude["argv"][0] == "-p" and claude["argv"][1].startswith("# Implement WP01")
     assert claude["argv"][2:] == ["--output-format", "json", "-C", workspace]
     assert claude["cwd"] == workspace
-    assert codex["argv"] == ["exec", "--sandbox", "danger-full-access", "-C", workspace, "-"]
+    # The skill's reviewer line: --add-dir <repo>, -o <result file kept beside the run log>.
+    result_file = codex["argv"][codex["argv"].index("-o") + 1]
+    assert codex["argv"] == [
+        "exec",
+        "--sandbox",
+        "danger-full-access",
+        "-C",
+        workspace,
+        "--add-dir",
+        str(repo),
+        "-o",
+        result_file,
+        "-",
+    ]
+    assert Path(result_file).name == "WP01-review-1.result.md"
+    assert (Path(result_file).parent / "WP01-review-1.log").is_file()
     assert codex["stdin"].startswith("IMPORTANT: After reviewing")
     assert lanes_of(repo) == {"WP01": "approved"}
     log_dir = repo / ".kittify" / "runs"
@@ -189,7 +204,8 @@ def test_failing_reviewer_halts_that_wp(
     assert message.startswith("ERROR: Configured reviewer 'codex' failed (exit 3).")
     assert "a) Retry" in message and "b) Switch reviewer" in message
     assert "--self-review-fallback --intended-reviewer codex" in message
-    assert lanes_of(repo) == {"WP01": "in_review", "WP02": "in_review"}
+    # Back in for_review (recorded, forced, with the reason) for another reviewer.
+    assert lanes_of(repo) == {"WP01": "for_review", "WP02": "for_review"}
     assert [c["name"] for c in calls(fakes)].count("claude") == 2  # never asked to review
     log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
     assert '"to_lane": "approved"' not in log
@@ -279,7 +295,7 @@ def test_killed_sprint_resumes_without_duplicates(
     assert sorted(claims) == ["WP01", "WP02", "WP03"]  # nothing claimed twice
 
 
-def test_one_sprint_per_mission(repo: Path) -> None:
+def test_one_sprint_per_mission(repo: Path, fakes: Path) -> None:
     from filelock import FileLock
 
     planned(repo, SIX[:1])
@@ -381,16 +397,172 @@ def test_agents_get_their_identity_and_this_kitty_on_path(monkeypatch: pytest.Mo
     assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
 
 
-def test_missing_agent_cli_is_recorded_and_blocks(repo: Path) -> None:
+# -- issue 9: pre-flight, start failures, one log per attempt, recoverable reviewers ----
+
+
+def printed_commands(message: str) -> list[str]:
+    """The command lines of a halt message, in order (a, b, c)."""
+    return [line.strip() for line in message.splitlines() if line.strip().startswith("kitty ")]
+
+
+def run_printed(repo: Path, command: str, **replace: str) -> None:
+    import shlex
+
+    for old, new in replace.items():
+        command = command.replace(old, new)
+    argv = shlex.split(command)
+    assert argv[0] == "kitty"
+    ok(repo, *argv[1:])
+
+
+def test_missing_agent_cli_is_refused_before_anything_starts(repo: Path) -> None:
     planned(repo, SIX[:1])
     (repo / ".kittify" / "config.yaml").write_text(
         "agents:\n  commands:\n    ghost: [no-such-agent-binary, '{prompt_file}']\n"
     )
     trust(repo)
     done = sprint(repo, "--implementer", "ghost", "--reviewer", "codex", "--retries", "0")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert "no-such-agent-binary: not found on PATH (agent ghost)" in error["message"]
+    assert "codex: not found on PATH" in error["message"]
+    assert "kitty agent config list" in error["hint"]
+    assert lanes_of(repo) == {"WP01": "planned"}  # nothing claimed
+    assert not (repo / ".kittify" / "runs").exists()  # nothing started
+    plain = subprocess.run(
+        kitty_argv(
+            repo, "sprint", "--no-caffeinate", "--implementer", "ghost", "--reviewer", "codex"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert plain.returncode == 2 and "no-such-agent-binary: not found on PATH" in plain.stderr
+    dry = sprint(repo, "--implementer", "ghost", "--reviewer", "codex", "--dry-run")
+    assert dry.returncode == 0  # the dry run still shows the plan, marking what is missing
+    assert events(dry)[0]["first_wave"][0]["available"] is False
+
+
+def test_start_failure_is_shown_and_each_attempt_has_its_own_log(
+    repo: Path, fakes: Path, tmp_path: Path
+) -> None:
+    planned(repo, SIX[:1])
+    broken = tmp_path / "bin" / "broken-agent"
+    broken.write_text("this file is not a program\n")
+    broken.chmod(0o755)
+    (repo / ".kittify" / "config.yaml").write_text(
+        "agents:\n  commands:\n    broken: [broken-agent, '{prompt_file}']\n"
+    )
+    done = sprint(repo, "--implementer", "broken", "--reviewer", "codex", "--retries", "1")
     assert done.returncode == 1
+    errors = [e for e in events(done) if e["event"] == "error"]
+    assert len(errors) == 2 and "could not start broken-agent" in errors[0]["message"]
+    dispatches = [e for e in events(done) if e["event"] == "dispatch"]
+    assert [d["pid"] for d in dispatches] == [None, None]
+    logs = sorted(Path(d["log"]).name for d in dispatches)
+    assert logs == ["WP01-implement-1-attempt2.log", "WP01-implement-1.log"]
+    for d in dispatches:
+        assert Path(d["log"]).read_text().count("# kitty sprint") == 1
     finished = [e for e in events(done) if e["event"] == "finished"]
-    assert finished[0]["how"] == "exit 127"
-    log = Path(finished[0]["log"]).read_text()
-    assert "could not start no-such-agent-binary" in log
-    assert lanes_of(repo) == {"WP01": "blocked"}
+    assert finished[0]["how"].startswith("could not start broken-agent")
+    text = subprocess.run(
+        kitty_argv(
+            repo,
+            "sprint",
+            "--no-caffeinate",
+            "--implementer",
+            "broken",
+            "--reviewer",
+            "codex",
+            "--retries",
+            "0",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "pid None" not in text.stdout
+
+
+def test_failed_reviewer_returns_the_wp_and_option_b_switches_reviewer(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_MODE", "fail")
+    planned(repo, SIX[:1])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex,gemini")
+    assert done.returncode == 1
+    (halt,) = [e for e in events(done) if e["event"] == "halt"]
+    assert lanes_of(repo) == {"WP01": "for_review"}  # recorded, with the reason
+    log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
+    assert "reviewer codex failed (exit 3): back to for_review" in log
+    _retry, switch, _fallback = printed_commands(halt["message"])
+    assert "--agent gemini" in switch
+    run_printed(repo, switch)
+    assert lanes_of(repo) == {"WP01": "in_review"}
+
+
+def test_failed_reviewer_option_a_retries_with_the_same_reviewer(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_MODE", "fail")
+    planned(repo, SIX[:1])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    (halt,) = [e for e in events(done) if e["event"] == "halt"]
+    retry, _switch, _fallback = printed_commands(halt["message"])
+    monkeypatch.setenv("FAKE_CODEX_MODE", "ok")  # "after fixing the error"
+    import shlex
+
+    again = subprocess.run(
+        [sys.executable, "-m", "kitty", "-C", str(repo), *shlex.split(retry)[1:]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert lanes_of(repo) == {"WP01": "approved"}
+
+
+def test_failed_reviewer_option_c_self_review_fallback_runs_as_printed(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_MODE", "fail")
+    planned(repo, SIX[:1])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    (halt,) = [e for e in events(done) if e["event"] == "halt"]
+    _retry, switch, fallback = printed_commands(halt["message"])
+    assert "<" not in switch  # no placeholder where an agent name belongs
+    run_printed(repo, fallback)
+    assert lanes_of(repo) == {"WP01": "approved"}
+    log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
+    assert '"intended_reviewer": "codex"' in log
+
+
+def test_review_of_a_dead_reviewers_wp_is_taken_over(repo: Path, fakes: Path) -> None:
+    planned(repo, SIX[:1])
+    for lane in ("claimed", "in_progress"):
+        ok(repo, "move", "WP01", lane, "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
+    # codex claims the review from a shell that then exits: its process is gone.
+    claim = " ".join(kitty_argv(repo, "agent", "action", "review", "WP01", "--agent", "codex"))
+    subprocess.run(["bash", "-c", f"{claim} >/dev/null; true"], check=True, timeout=60)
+    assert lanes_of(repo) == {"WP01": "in_review"}
+    taken = ok(repo, "agent", "action", "review", "WP01", "--agent", "gemini", "--json").json()
+    assert taken["agent"] == "gemini"
+    log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
+    assert "review taken over from codex by gemini" in log
+
+
+def test_review_held_by_a_live_reviewer_needs_takeover_with_a_note(repo: Path) -> None:
+    planned(repo, SIX[:1])
+    for lane in ("claimed", "in_progress"):
+        ok(repo, "move", "WP01", lane, "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
+    ok(repo, "agent", "action", "review", "WP01", "--agent", "codex")  # this process: alive
+    refused = kitty(repo, "agent", "action", "review", "WP01", "--agent", "gemini")
+    assert refused.code == 1 and "in_review by codex" in refused.err
+    hint = next(line for line in refused.err.splitlines() if "--takeover" in line)
+    command = hint[hint.index("kitty ") :]
+    run_printed(repo, command, **{"why you take it over": "codex is stuck"})
+    assert kitty(repo, "agent", "action", "review", "WP01", "--agent", "x", "--takeover").code == 2

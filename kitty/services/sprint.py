@@ -172,6 +172,7 @@ class Sprint:
             return self.dry_run()
         mission = self.mission()
         contain.check(self.log_dir)  # a committed `.kittify/runs` symlink: refuse up front
+        self.preflight()  # an agent CLI that cannot run: refuse before anything starts
         lock_path = mission.project.lock_path(f"sprint-{self.slug}")
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(lock_path), timeout=0)

@@ -453,6 +453,7 @@ def test_start_failure_is_shown_and_each_attempt_has_its_own_log(
     (repo / ".kittify" / "config.yaml").write_text(
         "agents:\n  commands:\n    broken: [broken-agent, '{prompt_file}']\n"
     )
+    trust(repo)
     done = sprint(repo, "--implementer", "broken", "--reviewer", "codex", "--retries", "1")
     assert done.returncode == 1
     errors = [e for e in events(done) if e["event"] == "error"]

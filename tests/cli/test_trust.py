@@ -66,7 +66,7 @@ def test_untrusted_command_is_refused_with_nothing_started(repo: Path, tmp_path:
     assert str(marker) in plan.out and not marker.exists()
 
 
-def test_trusted_command_runs(repo: Path, tmp_path: Path) -> None:
+def test_trusted_command_runs(repo: Path, tmp_path: Path, fakes: Path) -> None:
     planned(repo, SIX[:1])
     marker = tmp_path / "ran"
     configure(repo, "mine", marker)

@@ -443,6 +443,7 @@ def test_materialize_and_wp_view_field_by_field() -> None:
             "reviewer": "codex",
             "verdict": "changes_requested",
         },
+        "review_status": "has_feedback",
         "subtasks": {},
     }
     assert {k: v for k, v in snap.items() if k not in ("work_packages", "summary")} == {
@@ -481,6 +482,7 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "reason": None,
         "review_halt": None,
         "review_round": None,
+        "review_status": "has_feedback",
     }
     missing = wp_view("WP09", None, None, board, 5)
     assert (missing["title"], missing["lane"], missing["max_cycles"], missing["waits_for"]) == (

@@ -213,6 +213,11 @@ def dry_run_text(event: dict[str, Any]) -> str:
 @click.option("--merge", "do_merge", is_flag=True, help="Merge the mission when all is approved.")
 @click.option("--no-caffeinate", is_flag=True, help="Do not hold an idle-sleep inhibitor.")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and commands; run nothing.")
+@click.option(
+    "--remote",
+    metavar="REMOTE",
+    help="Share the mission with sprints on other machines through this git remote.",
+)
 @json_option
 @click.pass_context
 def sprint(
@@ -229,6 +234,7 @@ def sprint(
     do_merge: bool,
     no_caffeinate: bool,
     dry_run: bool,
+    remote: str | None,
     as_json: bool,
 ) -> int:
     """Run the whole implement-review loop with agent CLIs, in parallel, unattended.
@@ -242,6 +248,7 @@ def sprint(
       kitty sprint --implementer claude,gemini --reviewer codex --merge --json
       kitty sprint --implementer claude --reviewer codex --dry-run
       kitty sprint --implementer claude --reviewer codex,gemini --review-panel correctness,security
+      kitty sprint --implementer claude --reviewer codex --remote origin --merge
     """
     from kitty.services.sprint import Options, Sprint
 
@@ -257,9 +264,15 @@ def sprint(
         retries,
         arbiter=arbiter,
         review_panel=split_csv(review_panel) or None,
+        remote=remote,
     )
     view = SprintView(as_json, sys.stdout.isatty())
-    runner = Sprint(cwd(ctx), mission, opts, view)
+    if remote:
+        from kitty.services.teamsprint import RemoteSprint
+
+        runner: Sprint = RemoteSprint(cwd(ctx), mission, opts, view)
+    else:
+        runner = Sprint(cwd(ctx), mission, opts, view)
     if view.live:
         view.mission = open_mission(ctx, runner.slug)
     result = runner.run()

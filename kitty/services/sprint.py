@@ -53,6 +53,7 @@ class Options:
     heartbeat_every: float = 60.0
     arbiter: str = "escalate"  # escalate | approve
     review_panel: list[str] | None = None  # personas: reviews run as `kitty review run`
+    remote: str | None = None  # share the mission with sprints on other machines
 
 
 @dataclass
@@ -206,7 +207,7 @@ class Sprint:
                         self.reap()
                         self.heartbeat()
                         started = self.dispatch()
-                        if not self.jobs and not started:
+                        if not self.jobs and not started and not self.others_active():
                             break
                         time.sleep(self.opts.poll)
                 except BaseException:
@@ -224,8 +225,8 @@ class Sprint:
             if st is None or st.lane not in HELD or not st.runtime_claim:
                 continue
             claim = st.runtime_claim
-            if "agent_pid" not in claim:
-                continue  # not dispatched by a sprint: somebody else's work
+            if "agent_pid" not in claim or not self.owns_claim(claim):
+                continue  # not dispatched by a sprint here: somebody else's work
             role = REVIEW if st.lane == lanes.IN_REVIEW else IMPLEMENT
             agent = (st.reviewer if role == REVIEW else st.implementer) or "unknown"
             pid = claim.get("agent_pid")
@@ -709,6 +710,24 @@ class Sprint:
             )
             mission.record(lambda board, record=record: [record])  # type: ignore[misc]
 
+    # -- hooks for a sprint shared across machines (kitty.services.teamsprint) -----
+    finished_by: str | None = None
+
+    def owns_claim(self, claim: dict[str, Any]) -> bool:
+        """Whether a runtime claim belongs to this machine (adopt only those)."""
+        return True
+
+    def others_active(self) -> bool:
+        """Whether to keep waiting when nothing is left to dispatch here."""
+        return False
+
+    def claim_finish(self) -> bool:
+        """Whether this sprint accepts and merges (one machine does, when shared)."""
+        return True
+
+    def after_finish(self, result: dict[str, Any]) -> None:
+        """Called with the accept/merge result before the summary is emitted."""
+
     # -- the end -----------------------------------------------------------------
     def finish(self) -> dict[str, Any]:
         from kitty.services.merging import NotReady, accept, merge
@@ -720,7 +739,10 @@ class Sprint:
             mission.board.lane(w) in lanes.SATISFIED for w in active
         )
         result: dict[str, Any] = {"accepted": False, "merged": False}
-        if all_approved:
+        if all_approved and not self.claim_finish():
+            result["finished_by"] = self.finished_by
+            reason = f"every work package is approved; {self.finished_by} accepts and merges"
+        elif all_approved:
             self.mark_reset_subtasks(mission, active)
             mission = self.mission()
             try:
@@ -768,7 +790,11 @@ class Sprint:
                     "halted": self.halted.get(wp_id),
                 }
             )
-        ok = all_approved and (result["merged"] or not self.opts.merge) and result["accepted"]
+        self.after_finish(result)
+        ok = all_approved and (
+            "finished_by" in result
+            or ((result["merged"] or not self.opts.merge) and result["accepted"])
+        )
         summary = {
             "event": "end",
             "mission": self.slug,

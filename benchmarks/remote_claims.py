@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -147,6 +148,7 @@ def main() -> None:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # git-daemon runs as a child of `git`: kill the group
         )  # fmt: skip
         try:
             time.sleep(0.5)
@@ -167,7 +169,7 @@ def main() -> None:
             print("|---|---|---|---|")
             print(f"| file:// | {total} | {rate:.1f} | {doubles} |")
         finally:
-            daemon.kill()
+            os.killpg(daemon.pid, signal.SIGKILL)
             daemon.wait()
 
 

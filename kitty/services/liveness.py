@@ -37,6 +37,12 @@ def _zombie(pid: int) -> bool:
         return False
 
 
+def this_machine() -> str:
+    from kitty.services.remote import machine_id
+
+    return machine_id()
+
+
 def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int) -> None:
     """Set `stalled` on in-flight WPs whose sprint-dispatched agent is gone or silent."""
     for view in work_packages:
@@ -47,9 +53,10 @@ def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int)
         claim = st.runtime_claim
         if "agent_pid" not in claim:
             continue  # only sprint-dispatched agents carry a pid kitty can judge
-        if not pid_alive(claim.get("agent_pid")):
+        elsewhere = claim.get("machine") not in (None, this_machine())
+        if not elsewhere and not pid_alive(claim.get("agent_pid")):
             view["stalled"] = f"agent process {claim.get('agent_pid')} is gone"
-            continue
+            continue  # another machine's pid means nothing here: judge its heartbeats
         last = claim.get("heartbeat") or claim.get("at")
         if last and now_us - parse_at(str(last)) > SILENCE_LIMIT_US:
             view["stalled"] = f"no heartbeat since {last}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import time
@@ -124,3 +125,26 @@ def test_expired_lease_is_reclaimed_with_the_previous_holder(tmp_path: Path) -> 
     assert (wp["lane"], wp["implementer"]) == ("claimed", "bob")
     assert wp["reclaimed_from"]["previous_holder"] == "alice"
     assert ok(a, "status", "--json").json()["conflicts"] == []
+
+
+def test_another_machines_agent_is_not_judged_by_its_pid(tmp_path: Path, monkeypatch: Any) -> None:
+    bare = publish(tmp_path, CONFIG, FIVE[:1])
+    a = clone(f"file://{bare}", tmp_path / "a")
+    monkeypatch.setenv("KITTY_MACHINE", "far-away")
+    ok(a, "next", "--agent", "alice", "--claim", "--remote", "origin")
+    log = a / "kitty-specs" / SLUG / "status.events.jsonl"
+    line = json.dumps(
+        {
+            "actor": "alice",
+            "at": "2099-01-01T00:00:00+00:00",
+            "delta": {"agent_pid": 2**22 + 12345},
+            "event_id": "ZZZZ",
+            "kind": "annotation",
+            "wp_id": "WP01",
+        }
+    )
+    log.write_text(log.read_text() + line + "\n")
+    gone = ok(a, "status", "--json").json()["work_packages"][0]["stalled"]
+    assert gone and "is gone" in gone  # on its own machine the pid is checked
+    monkeypatch.setenv("KITTY_MACHINE", "here")
+    assert ok(a, "status", "--json").json()["work_packages"][0]["stalled"] is None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kitty.services.demo import create_sample_repo
-from tests.helpers import git, kitty_argv, ok
+from tests.helpers import git, kitty_argv, ok, trust
 from tests.remotes import clone
 
 TIMEOUT = float(os.environ.get("KITTY_TEAM_TIMEOUT", "500"))
@@ -25,6 +25,8 @@ def test_two_machines_one_sprint(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     git(seed, "push", "-q", str(bare), "main")
     machines = [clone(f"file://{bare}", tmp_path / name) for name in ("east", "west")]
+    for repo in machines:
+        trust(repo)  # each user trusts the sample's simulated-agent commands on their machine
     argv = [
         "sprint",
         "--implementer",

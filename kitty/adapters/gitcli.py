@@ -12,6 +12,21 @@ from pathlib import Path
 from kitty.errors import GitError
 
 
+def porcelain_paths(out: str) -> list[str]:
+    """Paths from `git status --porcelain=v1 -z` output (a rename's source is skipped)."""
+    paths, entries = [], out.split("\0")
+    index = 0
+    while index < len(entries):
+        entry = entries[index]
+        index += 1
+        if not entry:
+            continue
+        if entry[0] in "RC":
+            index += 1  # the rename source follows
+        paths.append(entry[3:])
+    return paths
+
+
 class GitCli:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd

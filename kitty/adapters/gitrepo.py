@@ -11,6 +11,7 @@ from pathlib import Path
 
 from git import GitCommandError, Repo
 
+from kitty.adapters.gitcli import porcelain_paths
 from kitty.errors import GitError
 
 
@@ -102,18 +103,7 @@ class Git:
     def changed_paths(self) -> list[str]:
         """Modified, staged, deleted and untracked paths (porcelain v1, not ignored)."""
         out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all")
-        paths, entries = [], out.split("\0")
-        index = 0
-        while index < len(entries):
-            entry = entries[index]
-            index += 1
-            if not entry:
-                continue
-            code, path = entry[:2], entry[3:]
-            if code[0] in "RC":
-                index += 1  # the rename source follows
-            paths.append(path)
-        return paths
+        return porcelain_paths(out)
 
     def unmerged_paths(self) -> list[str]:
         out = self.run("diff", "--name-only", "--diff-filter=U")

@@ -20,7 +20,7 @@ from typing import Any
 
 from kitty.adapters import eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json
-from kitty.adapters.gitcli import GitCli
+from kitty.adapters.gitcli import GitCli, porcelain_paths
 from kitty.core.snapshot import materialize
 from kitty.errors import GitError, GuardRefused, LockBusy
 from kitty.services.workspace import Mission
@@ -95,17 +95,7 @@ def _restore_lines(path: Path, before: bytes) -> None:
 
 def _own_dirty(git: GitCli) -> list[str]:
     out = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *OWN_PATTERNS)
-    paths = []
-    entries = out.split("\0")
-    index = 0
-    while index < len(entries):
-        entry = entries[index]
-        index += 1
-        if not entry:
-            continue
-        if entry[0] in "RC":
-            index += 1
-        paths.append(entry[3:])
+    paths = porcelain_paths(out)
     tracked_status = git.tracked(["kitty-specs/*/status.json"])
     dirty_status = git.run("diff", "--name-only", "--", *tracked_status) if tracked_status else ""
     return sorted(set(paths) | {p for p in dirty_status.splitlines() if p})

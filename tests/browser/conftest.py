@@ -70,10 +70,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             headless=True,
             chromium_sandbox=False,
             args=CHROMIUM_FLAGS,
-            # The tests' own wait_for_function predicates are strings Playwright evaluates;
-            # the page's CSP forbids eval, which failed them intermittently. The CSP itself
-            # (script hash, connect-src) is checked in tests/cli/test_web_board.py.
-            bypass_csp=True,
         )
         try:
             yield context

@@ -38,6 +38,18 @@ COLUMN = {
 }
 
 
+def wait_for(page: Any, expression: str, timeout: float = 30000) -> bool:
+    """Poll `expression` until it is truthy. Unlike Playwright's wait_for_function, which
+    compiles the predicate with eval inside the page (refused at times by the page's CSP),
+    page.evaluate goes through the DevTools protocol, which the CSP does not govern."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} ms waiting for: {expression}")
+        time.sleep(0.02)
+    return True
+
+
 def mission_with_history(repo: Path) -> None:
     make_mission(repo, wps=WPS)
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done", "--mission", "demo")
@@ -77,8 +89,8 @@ def test_board_graph_and_chart_render_without_errors(repo: Path, watched: Watche
         page.goto(served.url)
         page.wait_for_selector(".kitty-graph .node")
         assert columns_of(page) == expected_columns(repo)
-        assert page.inner_text("#live") == "live" or page.wait_for_function(
-            "document.getElementById('live').textContent === 'live'", timeout=5000
+        assert page.inner_text("#live") == "live" or wait_for(
+            page, "document.getElementById('live').textContent === 'live'", timeout=5000
         )
         # Full titles, never clipped.
         assert "Cart API with a title long enough to wrap" in page.inner_text(".card[data-wp=WP01]")
@@ -116,7 +128,7 @@ def test_a_move_in_another_process_moves_the_card_within_2s(repo: Path, watched:
     page = watched.page
     try:
         page.goto(served.url)
-        page.wait_for_function("document.getElementById('live').textContent === 'live'")
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
         assert columns_of(page)["WP05"] == "Planned"
         latencies = []
         for wp, lane, agent, column in [
@@ -130,7 +142,8 @@ def test_a_move_in_another_process_moves_the_card_within_2s(repo: Path, watched:
                 capture_output=True,
             )
             moved = time.monotonic()
-            page.wait_for_function(
+            wait_for(
+                page,
                 f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
                     return c && c.closest('.column').dataset.column === '{column}'; }}""",
                 timeout=5000,
@@ -176,11 +189,9 @@ def test_keyboard_details_dark_mode_and_small_and_large_screens(
         assert page.evaluate("document.activeElement.dataset.wp") == "WP01"
         # `/` filters.
         page.keyboard.press("/")
-        page.wait_for_function("document.activeElement.id === 'filter'", timeout=3000)
+        wait_for(page, "document.activeElement.id === 'filter'", timeout=3000)
         page.keyboard.type("checkout")
-        page.wait_for_function(
-            "document.querySelectorAll('.card:not(.hidden)').length === 1", timeout=3000
-        )
+        wait_for(page, "document.querySelectorAll('.card:not(.hidden)').length === 1", timeout=3000)
         assert page.get_attribute(".card:not(.hidden)", "data-wp") == "WP03"
         page.fill("#filter", "")
         # The lane is text on every card, not colour alone.
@@ -267,9 +278,9 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
         page.set_viewport_size({"width": 1600, "height": 1000})
         started = time.monotonic()
         page.goto(served.url)
-        page.wait_for_function("document.querySelectorAll('.card').length === 1000")
+        wait_for(page, "document.querySelectorAll('.card').length === 1000")
         to_cards = time.monotonic() - started
-        page.wait_for_function("document.querySelectorAll('.kitty-graph .node').length === 1000")
+        wait_for(page, "document.querySelectorAll('.kitty-graph .node').length === 1000")
         to_graph = time.monotonic() - started
         paint = page.evaluate(
             """() => Object.fromEntries(performance.getEntriesByType('paint')
@@ -280,14 +291,15 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
                 return {response_end: n.responseEnd, dom_content_loaded: n.domContentLoadedEventEnd,
                         load: n.loadEventEnd, bytes: n.transferSize}; }"""
         )
-        page.wait_for_function("document.getElementById('live').textContent === 'live'")
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
         subprocess.run(
             kitty_argv(repo, "move", "WP0041", "claimed", "--agent", "codex"),
             check=True,
             capture_output=True,
         )
         moved = time.monotonic()
-        page.wait_for_function(
+        wait_for(
+            page,
             """() => { const c = document.querySelector('.card[data-wp=WP0041]');
                 return c && c.closest('.column').dataset.column === 'In progress'; }""",
             timeout=10000,

@@ -58,43 +58,54 @@ def mermaid_id(text: str) -> str:
     return "n_" + _MERMAID_ID.sub("_", text)
 
 
+class _Graph:
+    """What both drawings need from the view: nodes, the critical path, the edges."""
+
+    def __init__(self, view: dict[str, Any]) -> None:
+        self.nodes = _nodes(view)
+        self.critical = set(view.get("critical_path", []))
+        self.crit_edges = critical_edges(view.get("critical_path", []))
+        self.lanes: list[dict[str, Any]] = view["lanes"]
+        self.edges = [
+            (dep, wp_id)
+            for wp_id, node in self.nodes.items()
+            for dep in node.get("dependencies", [])
+            if dep in self.nodes
+        ]
+
+    def label(self, wp_id: str) -> tuple[str, str]:
+        """(`◆ WP01 Title`, lane state) for one node (the head unstripped: `WP01 ` untitled)."""
+        node = self.nodes.get(wp_id, {})
+        mark = f"{CRITICAL_MARK} " if wp_id in self.critical else ""
+        return f"{mark}{wp_id} {node.get('title') or ''}", node.get("lane") or "unfinalized"
+
+    def unplaced(self) -> list[str]:
+        """WPs in no execution lane, in node order."""
+        placed = {wp_id for lane in self.lanes for wp_id in lane["wp_ids"]}
+        return [wp_id for wp_id in self.nodes if wp_id not in placed]
+
+
 def lanes_mermaid(view: dict[str, Any]) -> str:
     """A Mermaid flowchart: one subgraph per execution lane, the critical path in red."""
-    nodes = _nodes(view)
-    critical = set(view.get("critical_path", []))
-    crit_edges = critical_edges(view.get("critical_path", []))
+    g = _Graph(view)
     out = ["flowchart LR"]
-    placed: set[str] = set()
 
     def node_line(wp_id: str, indent: str) -> str:
-        node = nodes.get(wp_id, {})
-        title = node.get("title") or ""
-        state = node.get("lane") or "unfinalized"
-        mark = f"{CRITICAL_MARK} " if wp_id in critical else ""
-        label = _mermaid_label(f"{mark}{wp_id} {title}".strip()) + f"<br/>{state}"
-        return f'{indent}{mermaid_id(wp_id)}["{label}"]'
+        head, state = g.label(wp_id)
+        return f'{indent}{mermaid_id(wp_id)}["{_mermaid_label(head.strip())}<br/>{state}"]'
 
-    for lane in view["lanes"]:
+    for lane in g.lanes:
         out.append(f'  subgraph {mermaid_id(lane["lane_id"])}["{lane["lane_id"]}"]')
-        for wp_id in lane["wp_ids"]:
-            out.append(node_line(wp_id, "    "))
-            placed.add(wp_id)
+        out.extend(node_line(wp_id, "    ") for wp_id in lane["wp_ids"])
         out.append("  end")
-    for wp_id in nodes:
-        if wp_id not in placed:
-            out.append(node_line(wp_id, "  "))
-    links: list[tuple[str, str]] = []
-    for wp_id, node in nodes.items():
-        for dep in node.get("dependencies", []):
-            if dep in nodes:
-                links.append((dep, wp_id))
-    for dep, wp_id in links:
-        arrow = "==>" if (dep, wp_id) in crit_edges else "-->"
+    out.extend(node_line(wp_id, "  ") for wp_id in g.unplaced())
+    for dep, wp_id in g.edges:
+        arrow = "==>" if (dep, wp_id) in g.crit_edges else "-->"
         out.append(f"  {mermaid_id(dep)} {arrow} {mermaid_id(wp_id)}")
     out.append("  classDef critical stroke:#d00,stroke-width:3px")
-    if critical:
-        out.append("  class " + ",".join(mermaid_id(w) for w in sorted(critical)) + " critical")
-    styled = [str(i) for i, edge in enumerate(links) if edge in crit_edges]
+    if g.critical:
+        out.append("  class " + ",".join(mermaid_id(w) for w in sorted(g.critical)) + " critical")
+    styled = [str(i) for i, edge in enumerate(g.edges) if edge in g.crit_edges]
     if styled:
         out.append(f"  linkStyle {','.join(styled)} stroke:#d00,stroke-width:3px")
     return "\n".join(out) + "\n"
@@ -110,39 +121,27 @@ def _dot_quote(text: str) -> str:
 
 def lanes_dot(view: dict[str, Any]) -> str:
     """A Graphviz digraph: one cluster per execution lane, the critical path bold red."""
-    nodes = _nodes(view)
-    critical = set(view.get("critical_path", []))
-    crit_edges = critical_edges(view.get("critical_path", []))
+    g = _Graph(view)
     out = [
         f"digraph {_dot_quote(str(view.get('mission') or 'mission'))} {{",
         "  rankdir=LR;",
         '  node [shape=box, style="rounded"];',
     ]
-    placed: set[str] = set()
 
     def node_line(wp_id: str, indent: str) -> str:
-        node = nodes.get(wp_id, {})
-        title = node.get("title") or ""
-        state = node.get("lane") or "unfinalized"
-        mark = f"{CRITICAL_MARK} " if wp_id in critical else ""
-        label = '"' + _dot_escape(f"{mark}{wp_id} {title}") + "\\n" + _dot_escape(state) + '"'
-        extra = ', color="#d00000", penwidth=3' if wp_id in critical else ""
+        head, state = g.label(wp_id)
+        label = '"' + _dot_escape(head) + "\\n" + _dot_escape(state) + '"'
+        extra = ', color="#d00000", penwidth=3' if wp_id in g.critical else ""
         return f"{indent}{_dot_quote(wp_id)} [label={label}{extra}];"
 
-    for lane in view["lanes"]:
+    for lane in g.lanes:
         out.append(f"  subgraph {_dot_quote('cluster_' + lane['lane_id'])} {{")
         out.append(f"    label={_dot_quote(lane['lane_id'])};")
-        for wp_id in lane["wp_ids"]:
-            out.append(node_line(wp_id, "    "))
-            placed.add(wp_id)
+        out.extend(node_line(wp_id, "    ") for wp_id in lane["wp_ids"])
         out.append("  }")
-    for wp_id in nodes:
-        if wp_id not in placed:
-            out.append(node_line(wp_id, "  "))
-    for wp_id, node in nodes.items():
-        for dep in node.get("dependencies", []):
-            if dep in nodes:
-                extra = ' [color="#d00000", penwidth=3]' if (dep, wp_id) in crit_edges else ""
-                out.append(f"  {_dot_quote(dep)} -> {_dot_quote(wp_id)}{extra};")
+    out.extend(node_line(wp_id, "  ") for wp_id in g.unplaced())
+    for dep, wp_id in g.edges:
+        extra = ' [color="#d00000", penwidth=3]' if (dep, wp_id) in g.crit_edges else ""
+        out.append(f"  {_dot_quote(dep)} -> {_dot_quote(wp_id)}{extra};")
     out.append("}")
     return "\n".join(out) + "\n"

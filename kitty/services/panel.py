@@ -588,14 +588,7 @@ class Loop:
             )
             mission = self.mission()
             if mission.board.lane(self.wp_id) in (lanes.PLANNED, lanes.IN_PROGRESS):
-                moves.move_task(
-                    mission,
-                    self.wp_id,
-                    lanes.FOR_REVIEW,
-                    agent=self.opts.runner,
-                    force=True,
-                    note="review panel resumed after HALT",
-                )
+                self.force_move(mission, lanes.FOR_REVIEW, "review panel resumed after HALT")
         atomic_write(
             self.review_dir / "run.json", json.dumps(self.settings_json(), indent=2) + "\n"
         )
@@ -841,18 +834,17 @@ class Loop:
             lines += ["", "## Context from prior dispatch", context]
         return [*lines, "", *_handoff("implementer", "the review panel")]
 
+    def force_move(self, mission: Mission, to: str, note: str) -> None:
+        """A forced move of this WP by the panel's runner, with the reason as its note."""
+        moves.move_task(mission, self.wp_id, to, agent=self.opts.runner, force=True, note=note)
+
     def unreview(self) -> None:
         """in_review -> for_review: leaving review this way records no verdict (a move from
         in_review to planned or in_progress with a note is a rejection)."""
         mission = self.mission()
         if mission.board.lane(self.wp_id) == lanes.IN_REVIEW:
-            moves.move_task(
-                mission,
-                self.wp_id,
-                lanes.FOR_REVIEW,
-                agent=self.opts.runner,
-                force=True,
-                note="review panel: leaving review without a verdict",
+            self.force_move(
+                mission, lanes.FOR_REVIEW, "review panel: leaving review without a verdict"
             )
 
     def park(self, why: str) -> None:
@@ -860,14 +852,7 @@ class Loop:
         self.unreview()
         mission = self.mission()
         if mission.board.lane(self.wp_id) not in (lanes.PLANNED,):
-            moves.move_task(
-                mission,
-                self.wp_id,
-                lanes.PLANNED,
-                agent=self.opts.runner,
-                force=True,
-                note=f"review panel HALT: {why}",
-            )
+            self.force_move(mission, lanes.PLANNED, f"review panel HALT: {why}")
 
     # -- HALT -----------------------------------------------------------------------------
     def halt(

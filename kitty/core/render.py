@@ -99,22 +99,28 @@ def bar(fraction: float, width: int) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+def _flags(wp: dict[str, Any]) -> list[str]:
+    """The marks a card and a list row both show first: unfinalized, stalled, conflict, cycle."""
+    flags = []
+    if wp.get("lane") is None:
+        flags.append("unfinalized")
+    if wp.get("stalled"):
+        flags.append("STALLED")
+    if wp.get("conflicts"):
+        flags.append("CONFLICT")
+    if wp.get("review_cycles"):
+        flags.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+    return flags
+
+
 def card(wp: dict[str, Any], width: int) -> list[str]:
     """Id + title on up to two lines, then agent / cycle / waits."""
     mark = CRITICAL_MARK if wp.get("critical") else ""
     title = " ".join(str(wp["title"]).split())
     indent = " " * (width_of(f"{mark}{wp['id']} ") if width >= 24 else 1)
     head = wrap(f"{mark}{wp['id']} {title}", width, 2, indent)
-    details = []
     lane = wp.get("lane")
-    if lane is None:
-        details.append("unfinalized")
-    if wp.get("stalled"):
-        details.append("STALLED")
-    if wp.get("conflicts"):
-        details.append("CONFLICT")
-    if wp.get("review_cycles"):
-        details.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+    details = _flags(wp)
     if wp.get("review_status") == "has_feedback":
         details.append("has feedback")
     elif wp.get("review_status") == "acknowledged":
@@ -244,15 +250,7 @@ def list_text(view: dict[str, Any]) -> str:
     out = []
     for wp, agent in zip(wps, agents, strict=True):
         mark = CRITICAL_MARK if wp.get("critical") else ""
-        extras = []
-        if wp.get("lane") is None:
-            extras.append("unfinalized")
-        if wp.get("stalled"):
-            extras.append("STALLED")
-        if wp.get("conflicts"):
-            extras.append("CONFLICT")
-        if wp.get("review_cycles"):
-            extras.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+        extras = _flags(wp)
         if wp.get("waits_for"):
             extras.append("waits: " + ",".join(wp["waits_for"]))
         if wp.get("reason"):

@@ -59,7 +59,8 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     Without --fix it reads only and lists every problem as `file:line: what`
     with a hint; symlinks inside the repository are reported as `security:`.
     It warns (without failing) when the `kitty` first on PATH is not this
-    program, e.g. the kitty terminal emulator.
+    program, e.g. the kitty terminal emulator, and when the config defines
+    commands (agents.commands, review.test_command) you have not trusted yet.
     With --fix it first moves corrupt or torn log lines to
     status.events.jsonl.quarantine (never deleting them; a marker line takes
     their place), rewrites status.json, prints what it did, then checks again.
@@ -71,14 +72,14 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     """
     from kitty.adapters.install import path_warnings
     from kitty.output import warn
-    from kitty.services.doctor import diagnose, repair
+    from kitty.services.doctor import diagnose, repair, trust_warnings
 
     opened = open_mission(ctx, mission)
     repaired = repair(opened) if fix else None
     if repaired is not None:
         opened = open_mission(ctx, opened.slug)
     result = diagnose(opened)
-    result["warnings"] = path_warnings()
+    result["warnings"] = path_warnings() + trust_warnings(opened)
     warn(result["warnings"])
     lines = []
     if repaired is not None:

@@ -66,6 +66,25 @@ def security_problems(mission: Mission) -> list[str]:
     return problems
 
 
+def trust_warnings(mission: Mission) -> list[str]:
+    """The config's commands that `kitty sprint` and `kitty review run` would refuse to run
+    until the user trusts them (a warning: reading the mission does not need them)."""
+    from kitty.adapters import trust
+
+    try:
+        view = trust.status(mission.project.root, mission.config.raw)
+    except KittyError:
+        return []  # an unreadable config or trust file is reported as a problem elsewhere
+    if not view["needed"] or view["trusted"]:
+        return []
+    why = "changed since you trusted them" if view["changed"] else "not trusted yet"
+    return [
+        f"{view['config']} defines commands kitty would run, {why}: "
+        f"{', '.join(view['commands'])}; `kitty sprint` and `kitty review run` refuse them "
+        "until you review them with `kitty trust --show` and run `kitty trust`"
+    ]
+
+
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     problems = security_problems(mission)
     result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}

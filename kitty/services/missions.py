@@ -60,6 +60,30 @@ def list_view(cwd: Path) -> dict[str, Any]:
     return {"missions": rows, "default": default, "warnings": warnings}
 
 
+def check_target_branch(project: layout.Project, branch: str) -> None:
+    """Refuse a target branch that `kitty merge` could not merge into: an invalid name, or
+    no local branch of that name (the current branch counts even before its first commit)."""
+    import subprocess
+
+    def git(*args: str) -> bool:
+        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, check=False)
+        return done.returncode == 0
+
+    if branch.startswith("-") or not git("check-ref-format", "--branch", branch):
+        raise UsageError(
+            f"--target-branch {branch}: not a valid branch name",
+            "name an existing branch; `git branch` lists them",
+        )
+    if branch != layout.current_branch(project) and not git(
+        "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"
+    ):
+        raise UsageError(
+            f"--target-branch {branch}: no branch of that name in this repository",
+            f"create it first (`git branch {branch}`), or name an existing branch "
+            "(`git branch` lists them)",
+        )
+
+
 def create_mission(
     cwd: Path, name: str, title: str | None, target_branch: str | None
 ) -> dict[str, Any]:
@@ -70,6 +94,8 @@ def create_mission(
             f"mission name {name!r} has no letters or digits",
             "for example: kitty mission create checkout-flow",
         )
+    if target_branch is not None:
+        check_target_branch(project, target_branch)
     now = eventlog.now_us()
     mission_id = ulid(now // 1000, eventlog.random_bytes())
     slug = f"{base}-{mission_id[:8]}"

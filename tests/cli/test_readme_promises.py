@@ -296,3 +296,20 @@ def test_keep_awake_says_so_when_the_inhibitor_fails(
         r"continuing without it",
         run_.err.strip(),
     ), run_.err
+
+
+def test_mission_create_refuses_a_target_branch_that_is_not_there(repo: Path) -> None:
+    def missions() -> list[str]:
+        specs = repo / "kitty-specs"
+        return sorted(p.name for p in specs.iterdir()) if specs.is_dir() else []
+
+    before = missions()
+    missing = kitty(repo, "mission", "create", "flow", "--target-branch", "nope")
+    assert missing.code == 2, missing.out + missing.err
+    assert "--target-branch nope: no branch of that name" in missing.err
+    assert "git branch nope" in missing.err
+    bad = kitty(repo, "mission", "create", "flow", "--target-branch", "a..b", "--json")
+    assert bad.code == 2 and "not a valid branch name" in bad.json()["error"]["message"]
+    assert missions() == before
+    git(repo, "branch", "nope")
+    ok(repo, "mission", "create", "flow", "--target-branch", "nope")

@@ -178,3 +178,26 @@ def test_review_test_command_from_the_config_is_gated(
     trust(repo)
     code, result = rp.panel(repo, tmp_path, script, *args)
     assert (code, result["loop_verdict"]) == (0, "CONVERGED") and counter.read_text() == "xx"
+
+
+def test_doctor_warns_about_untrusted_commands_without_failing(repo: Path, tmp_path: Path) -> None:
+    planned(repo, SIX[:1])
+
+    def trust_warnings() -> list[str]:
+        done = kitty(repo, "doctor", "--json")
+        assert done.code == 0, done.out + done.err
+        return [w for w in done.json()["warnings"] if "kitty trust" in w]
+
+    assert trust_warnings() == []  # nothing defined, nothing to trust
+    configure(repo, "mine", tmp_path / "first")
+    [warning] = trust_warnings()
+    assert warning.startswith(f"{CONFIG} defines commands kitty would run, not trusted yet")
+    assert "agents.commands.mine" in warning and "`kitty trust --show`" in warning
+    plain = kitty(repo, "doctor")
+    assert plain.code == 0 and f"warning: {warning}" in plain.err
+    trust(repo)
+    assert trust_warnings() == []
+    configure(repo, "mine", tmp_path / "second")
+    [changed] = trust_warnings()
+    assert "changed since you trusted them" in changed
+    assert not (tmp_path / "first").exists() and not (tmp_path / "second").exists()

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from typing import IO
 
 from kitty.adapters.agents import Invocation
@@ -29,6 +30,7 @@ class AgentRun:
 
     def __init__(self, invocation: Invocation, agent: str, log: IO[str]) -> None:
         self.error: str | None = None
+        self.cpu = 0.0  # the agent's own CPU seconds (its waited-for children included)
         self._proc: subprocess.Popen[bytes] | None = None
         try:
             self._proc = subprocess.Popen(
@@ -62,8 +64,20 @@ class AgentRun:
         return self._proc.pid if self._proc else None
 
     def poll(self) -> int | None:
-        """The exit code, or None while it runs."""
-        return NOT_STARTED if self._proc is None else self._proc.poll()
+        """The exit code, or None while it runs. Reaps with wait4 to learn the agent's
+        CPU (so the sprint can tell its own cost from the agents')."""
+        if self._proc is None:
+            return NOT_STARTED
+        if self._proc.returncode is None:
+            try:
+                pid, status, usage = os.wait4(self._proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                return self._proc.poll()  # reaped elsewhere: Popen knows the code
+            if pid == 0:
+                return None
+            self._proc.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu = usage.ru_utime + usage.ru_stime
+        return self._proc.returncode
 
     def kill(self) -> None:
         """SIGTERM the whole process group, then SIGKILL what is left after 2 s."""
@@ -74,8 +88,8 @@ class AgentRun:
                 os.killpg(self._proc.pid, sig)
             except (ProcessLookupError, PermissionError):
                 return
-            try:
-                self._proc.wait(timeout=2)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                if self.poll() is not None:
+                    return
+                time.sleep(0.02)

@@ -6,36 +6,53 @@ whenever an agent exits, its outcome is checked and new work is dispatched at
 once (a review as soon as a WP reaches for_review, dependents as soon as their
 dependencies are approved). All state lives in the event log, so a killed sprint
 is resumed by running it again.
+
+The parts, each readable and testable alone: `kitty.core.sprintplan` decides
+(pure: which work, which agent, what an exit means, the arbiter, the halt text),
+`kitty.services.supervise` runs and watches the agent processes and measures the
+orchestrator, `kitty.services.sprint_report` builds the summary and the dry-run
+plan, `kitty.services.sprint_resume` finds what a killed sprint left running.
+This module is the loop that connects them to the mission's one write path.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from kitty.adapters import contain, eventlog, trust
-from kitty.adapters.agentrun import AgentRun
-from kitty.adapters.agents import MANUAL, Backend, Dispatch, backend_for
-from kitty.core import lanes
-from kitty.core.clock import format_at, humanize_duration
-from kitty.core.decide import Context, work_queues
-from kitty.core.state import HELD
+from kitty.adapters.agents import MANUAL, Backend, Dispatch, Invocation, backend_for
+from kitty.core import lanes, sprintplan
+from kitty.core.clock import format_at
+from kitty.core.decide import Context, Queues, work_queues
+from kitty.core.sprintplan import IMPLEMENT, PANEL, REVIEW, Step
 from kitty.core.transitions import halted
 from kitty.errors import KittyError, LockBusy, UsageError
-from kitty.services import actions, liveness, moves
+from kitty.services import actions, moves, supervise
 from kitty.services.schedule import context
+from kitty.services.sprint_report import WPStats, dry_run_event, dry_run_order, plan_entry
+from kitty.services.sprint_report import summary_rows as report_rows
+from kitty.services.sprint_resume import adoptions
+from kitty.services.supervise import Job, Meter
 from kitty.services.workspace import Mission
-from kitty.services.worktrees import lane_path
 
 Emit = Callable[[dict[str, Any]], None]
-IMPLEMENT, REVIEW = "implement", "review"
-PANEL = "review-panel"
+__all__ = [
+    "IMPLEMENT",
+    "PANEL",
+    "REVIEW",
+    "Emit",
+    "Job",
+    "Meter",
+    "Options",
+    "Sprint",
+    "WPStats",
+]
 
 
 @dataclass
@@ -56,33 +73,12 @@ class Options:
     remote: str | None = None  # share the mission with sprints on other machines
 
 
-@dataclass
-class Job:
-    wp_id: str
-    role: str
-    agent: str
-    cycle: int
-    started: float
-    deadline: float
-    log_path: Path
-    argv: list[str] = field(default_factory=list)
-    proc: AgentRun | None = None
-    watch_pid: int | None = None  # an adopted agent from an earlier sprint
-    start_lane: str | None = None
-    log: IO[str] | None = None
-    last_heartbeat: float = 0.0
-
-
-@dataclass
-class WPStats:
-    implementers: list[str] = field(default_factory=list)
-    reviewers: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    runs: int = 0
-
-
 def run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+
+
+def now_text() -> str:
+    return format_at(eventlog.now_us())
 
 
 class Sprint:
@@ -103,9 +99,10 @@ class Sprint:
         self.jobs: dict[str, Job] = {}
         self.halted: dict[str, str] = {}
         self.failures: dict[tuple[str, str], int] = {}
-        self.retry: list[tuple[str, str, str]] = []  # (wp, role, agent) to re-dispatch first
+        self.retry: list[sprintplan.Retry] = []  # re-dispatched before anything else
         self.stats: dict[str, WPStats] = {}
         self.turn = 0
+        self.meter = Meter(opts.parallel)
         probe = self.mission()
         self.backends = {
             name: backend_for(name, probe.config.raw)
@@ -203,13 +200,7 @@ class Sprint:
                 )
                 self.adopt()
                 try:
-                    while True:
-                        self.reap()
-                        self.heartbeat()
-                        started = self.dispatch()
-                        if not self.jobs and not started and not self.others_active():
-                            break
-                        time.sleep(self.opts.poll)
+                    self.loop()
                 except BaseException:
                     self.stop_all()
                     raise
@@ -217,96 +208,96 @@ class Sprint:
         finally:
             lock.release()
 
+    def loop(self) -> None:
+        """Reap, heartbeat, dispatch, wait; until nothing runs and nothing can start."""
+        while True:
+            mark = self.meter.start_turn()
+            reaped = self.reap()
+            self.heartbeat()
+            started = self.dispatch()
+            if not self.jobs and not started and not self.others_active():
+                break
+            self.wait()
+            self.meter.end_turn(mark, eventful=reaped or started)
+        self.meter.loop_done()
+
+    def wait(self) -> None:
+        time.sleep(self.opts.poll)
+
     def adopt(self) -> None:
         """Take over WPs an earlier (killed) sprint left with agents."""
-        mission = self.mission()
-        for wp_id in mission.all_ids():
-            st = mission.board.wps.get(wp_id)
-            if st is None or st.lane not in HELD or not st.runtime_claim:
-                continue
-            claim = st.runtime_claim
-            if "agent_pid" not in claim or not self.owns_claim(claim):
-                continue  # not dispatched by a sprint here: somebody else's work
-            role = REVIEW if st.lane == lanes.IN_REVIEW else IMPLEMENT
-            agent = (st.reviewer if role == REVIEW else st.implementer) or "unknown"
-            pid = claim.get("agent_pid")
-            if liveness.pid_alive(pid):
-                job = self.new_job(wp_id, role, agent, st.review_cycles + 1, [])
-                job.watch_pid, job.start_lane = int(str(pid)), st.lane
-                self.jobs[wp_id] = job
-                how = "watching the running agent"
+        for found in adoptions(self.mission(), self.owns_claim):
+            if found.alive:
+                job = supervise.new_job(
+                    self.log_dir, found.wp_id, found.role, found.agent, found.cycle,
+                    self.opts.timeout,
+                )  # fmt: skip
+                job.watch_pid, job.start_lane = int(str(found.pid)), found.lane
+                supervise.watch_exit(job)
+                self.jobs[found.wp_id] = job
             else:
-                self.retry.append((wp_id, role, agent))
-                how = "its agent is gone: dispatching it again"
-            self.emit(
-                {
-                    "event": "adopt",
-                    "wp_id": wp_id,
-                    "role": role,
-                    "agent": agent,
-                    "pid": pid,
-                    "how": how,
-                }
-            )
+                self.retry.append((found.wp_id, found.role, found.agent))
+            self.emit(found.event())
 
     def dispatch(self) -> bool:
+        """Fill the free slots; True when anything was done."""
         started = False
         while len(self.jobs) < self.opts.parallel:
+            before = len(self.jobs)
             if not self.dispatch_one():
+                self.meter.nothing_to_start()
                 break
             started = True
+            if len(self.jobs) > before:
+                self.meter.dispatched(len(self.jobs))
         return started
 
     def dispatch_one(self) -> bool:
+        """Do the next step (a re-run, a review, the arbiter, a fix, fresh work); False
+        when there is nothing to do."""
         mission = self.mission()
-        while self.retry:
-            wp_id, role, agent = self.retry.pop(0)
-            if wp_id not in self.jobs and wp_id not in self.halted:
-                return self.start(mission, wp_id, role, agent)
-        busy = frozenset(self.jobs) | frozenset(self.halted)
-        queues = work_queues(self.ctx(mission), exclude=busy)
-        for wp_id in queues.reviews:
-            if self.opts.review_panel:
-                return self.start_panel(mission, wp_id)
-            reviewer = self.pick_reviewer(mission, wp_id)
-            if reviewer is None:
-                self.halt(mission, wp_id, "none", "every configured reviewer implemented it")
-                return True
-            return self.start(mission, wp_id, REVIEW, reviewer)
-        if queues.capped:
-            self.arbitrate(mission, queues.capped[0])
+        step, self.retry = sprintplan.take_retry(self.retry, self.jobs, self.halted)
+        if step is None:
+            busy = frozenset(self.jobs) | frozenset(self.halted)
+            step = self.choose(mission, work_queues(self.ctx(mission), exclude=busy))
+        if step is None:
+            return False
+        if step.kind == sprintplan.HALT:
+            self.halt(mission, step.wp_id, step.agent, step.why)
             return True
-        for wp_id in queues.fixes + queues.fresh:
-            return self.start(mission, wp_id, IMPLEMENT, self.pick_implementer(mission, wp_id))
-        return False
+        if step.kind == sprintplan.ARBITRATE:
+            self.arbitrate(mission, step.wp_id)
+            return True
+        if step.agent == PANEL:
+            return self.start_panel(mission, step.wp_id)
+        return self.start(mission, step.wp_id, step.role, step.agent)
 
-    def pick_implementer(self, mission: Mission, wp_id: str) -> str:
-        st = mission.board.wps.get(wp_id)
-        if st and st.implementer in self.opts.implementers:
-            return st.implementer  # a fix goes back to whoever wrote it
-        agent = self.opts.implementers[self.turn % len(self.opts.implementers)]
-        self.turn += 1
-        return agent
-
-    def pick_reviewer(self, mission: Mission, wp_id: str) -> str | None:
-        st = mission.board.wps.get(wp_id)
-        implementer = st.implementer if st else None
-        candidates = [r for r in self.opts.reviewers if r != implementer]
-        if not candidates:
-            return None
-        used = self.stats.get(wp_id, WPStats()).reviewers
-        fresh = [r for r in candidates if r not in used] or candidates
-        return fresh[0]
+    def choose(self, mission: Mission, queues: Queues) -> Step | None:
+        implementer_of = {
+            w: st.implementer
+            for w in [*queues.reviews, *queues.fixes, *queues.fresh]
+            if (st := mission.board.wps.get(w)) is not None
+        }
+        reviewed_by = {w: stats.reviewers for w, stats in self.stats.items()}
+        step, self.turn = sprintplan.choose(
+            queues,
+            implementer_of,
+            reviewed_by,
+            self.opts.implementers,
+            self.opts.reviewers,
+            self.turn,
+            panel=bool(self.opts.review_panel),
+        )
+        return step
 
     # -- starting agents ---------------------------------------------------------
-    def new_job(self, wp_id: str, role: str, agent: str, cycle: int, argv: list[str]) -> Job:
-        now = time.monotonic()
-        log_path = self.log_dir / f"{wp_id}-{role}-{cycle}.log"
-        attempt = 1
-        while log_path.exists():  # a retry or a re-dispatch: one log file per attempt
-            attempt += 1
-            log_path = self.log_dir / f"{wp_id}-{role}-{cycle}-attempt{attempt}.log"
-        return Job(wp_id, role, agent, cycle, now, now + self.opts.timeout, log_path, argv)
+    def new_job(self, wp_id: str, role: str, agent: str, cycle: int) -> Job:
+        return supervise.new_job(self.log_dir, wp_id, role, agent, cycle, self.opts.timeout)
+
+    def count_run(self, wp_id: str, role: str, agent: str) -> None:
+        stats = self.stats.setdefault(wp_id, WPStats())
+        (stats.implementers if role == IMPLEMENT else stats.reviewers).append(agent)
+        stats.runs += 1
 
     def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
@@ -326,7 +317,7 @@ class Sprint:
         mission = self.mission()
         st = mission.board.wps[wp_id]
         prompt_path = Path(claimed["prompt"])
-        job = self.new_job(wp_id, role, agent, st.review_cycles + 1, [])
+        job = self.new_job(wp_id, role, agent, st.review_cycles + 1)
         extra = (
             {"result_file": str(job.log_path.with_suffix(".result.md"))} if role == REVIEW else {}
         )
@@ -343,15 +334,14 @@ class Sprint:
             extra,
         )
         job.start_lane = st.lane
-        stats = self.stats.setdefault(wp_id, WPStats())
-        (stats.implementers if role == IMPLEMENT else stats.reviewers).append(agent)
-        stats.runs += 1
+        self.count_run(wp_id, role, agent)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         job.log = job.log_path.open("x", encoding="utf-8")
         if backend.kind == MANUAL:
             self.manual(job, claimed)
         else:
-            self.spawn(job, backend, dispatch)
+            command = backend.invocation(dispatch)
+            supervise.launch(job, command, supervise.header(self.run_id, job, command, now_text()))
         self.jobs[wp_id] = job
         pid = job.proc.pid if job.proc else None
         if job.proc is not None and job.proc.error:
@@ -371,31 +361,33 @@ class Sprint:
             agent,
             {
                 "agent_pid": pid,
-                "agent_started_at": format_at(eventlog.now_us()),
+                "agent_started_at": now_text(),
                 "sprint_run": self.run_id,
                 "role": "implementer" if role == IMPLEMENT else "reviewer",
             },
         )
+        self.emit_dispatch(job, pid)
+        return True
+
+    def emit_dispatch(self, job: Job, pid: int | None) -> None:
         self.emit(
             {
                 "event": "dispatch",
-                "wp_id": wp_id,
-                "role": role,
-                "agent": agent,
+                "wp_id": job.wp_id,
+                "role": job.role,
+                "agent": job.agent,
                 "cycle": job.cycle,
                 "pid": pid,
                 "log": str(job.log_path),
                 "command": job.argv,
             }
         )
-        return True
 
     def start_panel(self, mission: Mission, wp_id: str) -> bool:
         """The review is one `kitty review run` process: it runs the reviewer personas
         (on --reviewer agents) round by round and dispatches the fixes itself."""
+        import shlex
         import sys
-
-        from kitty.adapters.agents import Invocation
 
         panel = self.opts.review_panel or []
         argv = [
@@ -405,44 +397,20 @@ class Sprint:
             "--json",
         ]  # fmt: skip
         st = mission.board.wps[wp_id]
-        job = self.new_job(wp_id, REVIEW, PANEL, st.review_cycles + 1, argv)
+        job = self.new_job(wp_id, REVIEW, PANEL, st.review_cycles + 1)
         job.deadline = job.started + self.opts.timeout * (2 * mission.config.max_cycles + 2)
         job.start_lane = st.lane
-        stats = self.stats.setdefault(wp_id, WPStats())
-        stats.reviewers.append(PANEL)
-        stats.runs += 1
+        self.count_run(wp_id, REVIEW, PANEL)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         job.log = job.log_path.open("a", encoding="utf-8")
-        job.log.write(f"# kitty sprint {self.run_id}: review panel {wp_id}\n# command: "
-                      f"{shlex.join(argv)}\n")  # fmt: skip
-        job.log.flush()
-        job.proc = AgentRun(Invocation(argv, str(self.repo)), PANEL, job.log)
+        supervise.launch(
+            job,
+            Invocation(argv, str(self.repo)),
+            f"# kitty sprint {self.run_id}: review panel {wp_id}\n# command: {shlex.join(argv)}\n",
+        )
         self.jobs[wp_id] = job
-        self.emit(
-            {
-                "event": "dispatch",
-                "wp_id": wp_id,
-                "role": REVIEW,
-                "agent": PANEL,
-                "cycle": job.cycle,
-                "pid": job.proc.pid,
-                "log": str(job.log_path),
-                "command": argv,
-            }
-        )
+        self.emit_dispatch(job, job.proc.pid if job.proc else None)
         return True
-
-    def spawn(self, job: Job, backend: Backend, dispatch: Dispatch) -> None:
-        invocation = backend.invocation(dispatch)
-        job.argv = invocation.argv
-        assert job.log is not None
-        job.log.write(
-            f"# kitty sprint {self.run_id}: {job.role} {job.wp_id} by {job.agent} "
-            f"(cycle {job.cycle})\n# command: {shlex.join(invocation.argv)}\n"
-            f"# cwd: {invocation.cwd}\n# start: {format_at(eventlog.now_us())}\n"
-        )
-        job.log.flush()
-        job.proc = AgentRun(invocation, job.agent, job.log)
 
     def manual(self, job: Job, claimed: dict[str, Any]) -> None:
         """Tier 3: a human runs the agent; we wait until the WP's lane changes."""
@@ -478,58 +446,38 @@ class Sprint:
         self.block(mission, wp_id, f"sprint could not start {role} by {agent}: {exc.message}")
 
     # -- watching agents ---------------------------------------------------------
-    def reap(self) -> None:
+    def reap(self) -> bool:
+        reaped = False
         for wp_id, job in list(self.jobs.items()):
             outcome = self.poll(job)
             if outcome is None:
                 continue
             del self.jobs[wp_id]
+            job.close_pidfd()
+            self.meter.exited(len(self.jobs), job.proc.cpu if job.proc else 0.0)
             self.settle(job, outcome)
+            reaped = True
+        return reaped
 
     def poll(self, job: Job) -> str | None:
         """None while the agent runs; otherwise how it ended."""
-        now = time.monotonic()
-        if job.proc is not None:
-            if job.proc.error:
-                return job.proc.error
-            code = job.proc.poll()
-            if code is None:
-                if now <= job.deadline:
-                    return None
-                self.kill(job)
-                return f"timed out after {self.opts.timeout}s"
-            return f"exit {code}"
-        lane = self.mission().board.lane(job.wp_id)
-        if lane != job.start_lane:
-            return "lane changed"
-        if job.watch_pid is not None and not liveness.pid_alive(job.watch_pid):
-            return "agent process gone"
-        if now > job.deadline:
-            return f"timed out after {self.opts.timeout}s"
-        return None
-
-    def kill(self, job: Job) -> None:
-        if job.proc is not None:
-            job.proc.kill()
+        return supervise.outcome(
+            job, lambda: self.mission().board.lane(job.wp_id), self.opts.timeout
+        )
 
     def stop_all(self) -> None:
         for job in self.jobs.values():
-            self.kill(job)
+            supervise.kill(job)
 
     def settle(self, job: Job, how: str) -> None:
         seconds = time.monotonic() - job.started
-        if job.log is not None:
-            job.log.write(
-                f"\n# end: {format_at(eventlog.now_us())} ({how}, {humanize_duration(seconds)})\n"
-            )
-            job.log.close()
+        supervise.close_log(job, how, seconds, now_text())
         self.stats.setdefault(job.wp_id, WPStats()).seconds += seconds
         mission = self.mission()
         lane = mission.board.lane(job.wp_id)
-        if job.role == IMPLEMENT:
-            ok = lane not in (lanes.CLAIMED, lanes.IN_PROGRESS)
-        else:
-            ok = lane not in (lanes.IN_REVIEW, lanes.FOR_REVIEW)
+        key = (job.wp_id, job.role)
+        failures = self.failures.get(key, 0) + (0 if sprintplan.left_done(job.role, lane) else 1)
+        verdict = sprintplan.after_exit(job.role, lane, failures, self.opts.retries)
         self.emit(
             {
                 "event": "finished",
@@ -538,50 +486,36 @@ class Sprint:
                 "agent": job.agent,
                 "how": how,
                 "lane": lane,
-                "ok": ok,
+                "ok": verdict == sprintplan.DONE,
                 "seconds": round(seconds, 1),
                 "log": str(job.log_path),
             }
         )
-        if ok:
+        if verdict == sprintplan.DONE:
+            return
+        if verdict == sprintplan.HALT_REVIEW:
+            self.halt(mission, job.wp_id, job.agent, how)
             return
         reason = (
             f"{job.agent} ({job.role}) ended with {how} and left {job.wp_id} in {lane}; "
             f"log: {job.log_path}"
         )
-        if job.role == REVIEW:
-            self.halt(mission, job.wp_id, job.agent, how)
-            return
-        key = (job.wp_id, job.role)
-        self.failures[key] = self.failures.get(key, 0) + 1
+        self.failures[key] = failures
         self.note(
-            mission,
-            job.wp_id,
-            f"sprint: {reason} (failure {self.failures[key]} of {self.opts.retries + 1})",
+            mission, job.wp_id, f"sprint: {reason} (failure {failures} of {self.opts.retries + 1})"
         )
-        if self.failures[key] > self.opts.retries:
-            self.block(
-                mission,
-                job.wp_id,
-                f"sprint gave up after {self.failures[key]} failed runs: {reason}",
-            )
-        else:
-            self.retry.append((job.wp_id, job.role, job.agent))
-            self.emit(
-                {
-                    "event": "retry",
-                    "wp_id": job.wp_id,
-                    "agent": job.agent,
-                    "attempt": self.failures[key] + 1,
-                }
-            )
+        if verdict == sprintplan.GIVE_UP:
+            self.block(mission, job.wp_id, f"sprint gave up after {failures} failed runs: {reason}")
+            return
+        self.retry.append((job.wp_id, job.role, job.agent))
+        self.emit({"event": "retry", "wp_id": job.wp_id, "agent": job.agent,
+                   "attempt": failures + 1})  # fmt: skip
 
     def halt(self, mission: Mission, wp_id: str, reviewer: str, why: str) -> None:
         """A failed reviewer stops that WP in this sprint: never a silent approval, never the
         implementer. The WP goes back to for_review (recorded, with the reason) so another
         reviewer, a re-run or an operator can take it; each printed option runs as shown."""
         st = mission.board.wps.get(wp_id)
-        implementer = (st.implementer if st else None) or "the implementer"
         if mission.board.lane(wp_id) == lanes.IN_REVIEW:
             moves.move_task(
                 mission,
@@ -591,53 +525,14 @@ class Sprint:
                 force=True,
                 note=f"reviewer {reviewer} failed ({why}): back to for_review for another review",
             )
-        candidates = [*self.opts.reviewers, *mission.config.agents]
-        others = [r for r in dict.fromkeys(candidates) if r not in (reviewer, implementer)]
-        other = others[0] if others else "gemini"
-        retry = shlex.join(
-            [
-                "kitty",
-                "sprint",
-                "--mission",
-                self.slug,
-                "--implementer",
-                ",".join(self.opts.implementers),
-                "--reviewer",
-                reviewer,
-            ]
-        )
-        fallback = shlex.join(
-            [
-                "kitty",
-                "agent",
-                "tasks",
-                "move-task",
-                wp_id,
-                "--mission",
-                self.slug,
-                "--to",
-                "approved",
-                "--force",
-                "--agent",
-                implementer,
-                "--self-review-fallback",
-                "--intended-reviewer",
-                reviewer,
-                "--reviewer-failure-reason",
-                why,
-                "--note",
-                "Self-review fallback after reviewer failure: <summary>",
-            ]
-        )
-        message = (
-            f"ERROR: Configured reviewer '{reviewer}' failed ({why}).\n"
-            f"{wp_id} is back in for_review.\n"
-            "Options:\n"
-            f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"
-            f"  b) Switch reviewer:\n     kitty agent action review {wp_id} --mission "
-            f"{self.slug} --agent {other}\n"
-            "  c) Proceed with self-review -- WARNING: no independent review:\n"
-            f"     {fallback}"
+        message = sprintplan.halt_message(
+            self.slug,
+            wp_id,
+            reviewer,
+            why,
+            st.implementer if st else None,
+            self.opts.implementers,
+            [*self.opts.reviewers, *mission.config.agents],
         )
         self.halted[wp_id] = message
         self.emit({"event": "halt", "wp_id": wp_id, "reviewer": reviewer, "message": message})
@@ -657,34 +552,26 @@ class Sprint:
 
     def arbitrate(self, mission: Mission, wp_id: str) -> None:
         st = mission.board.wps[wp_id]
-        reason = st.scalars.get("review_halt_reason")
-        if halted(st) and reason in ("blocker", "soft_warn"):
-            # Questions for a human (or a soft warning): no policy can answer them.
-            how = "--answer <id>=<label>" if reason == "blocker" else "--continue"
-            message = (
-                f"review panel HALT ({reason}) at round {st.scalars.get('review_round')}: "
-                f"{st.scalars.get('review_halt')}\n"
-                f"  kitty review answer {wp_id} --mission {self.slug} {how}"
-            )
-            self.halted[wp_id] = message
-            self.emit({"event": "halt", "wp_id": wp_id, "reviewer": PANEL, "message": message})
+        is_halted = halted(st)
+        answer = sprintplan.arbiter(
+            self.slug,
+            wp_id,
+            self.opts.arbiter,
+            st.review_cycles,
+            st.scalars.get("review_halt_reason") if is_halted else None,
+            st.scalars.get("review_round"),
+            st.scalars.get("review_halt"),
+        )
+        if answer.to_lane is None:  # questions for a human: no policy can answer them
+            self.halted[wp_id] = answer.text
+            self.emit({"event": "halt", "wp_id": wp_id, "reviewer": PANEL, "message": answer.text})
             return
-        if self.opts.arbiter == "approve":
-            note = (
-                f"Arbiter decision: approved by sprint policy after {st.review_cycles} "
-                "review cycles"
-            )
-            moves.move_task(
-                mission, wp_id, lanes.APPROVED, agent="sprint-arbiter", force=True, note=note
-            )
-        else:
-            note = (
-                f"Escalated to human after {st.review_cycles} review cycles (sprint arbiter policy)"
-            )
-            moves.move_task(
-                mission, wp_id, lanes.BLOCKED, agent="sprint-arbiter", force=True, note=note
-            )
-        self.emit({"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": note})
+        moves.move_task(
+            mission, wp_id, answer.to_lane, agent="sprint-arbiter", force=True, note=answer.text
+        )
+        self.emit(
+            {"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": answer.text}
+        )
 
     def mark_reset_subtasks(self, mission: Mission, ids: list[str]) -> None:
         """What `kitty next` prints before ACCEPT: re-mark subtasks a rejection reset on a
@@ -704,9 +591,7 @@ class Sprint:
             job.last_heartbeat = now
             mission = self.mission()
             record = mission.annotation(
-                job.wp_id,
-                job.agent,
-                {"heartbeat": format_at(eventlog.now_us()), "agent_pid": job.proc.pid},
+                job.wp_id, job.agent, {"heartbeat": now_text(), "agent_pid": job.proc.pid}
             )
             mission.record(lambda board, record=record: [record])  # type: ignore[misc]
 
@@ -735,9 +620,7 @@ class Sprint:
         mission = self.mission()
         ids = mission.all_ids()
         active = [w for w in ids if mission.board.lane(w) != lanes.CANCELED]
-        all_approved = bool(active) and all(
-            mission.board.lane(w) in lanes.SATISFIED for w in active
-        )
+        all_approved = sprintplan.all_approved({w: mission.board.lane(w) for w in ids})
         result: dict[str, Any] = {"accepted": False, "merged": False}
         if all_approved and not self.claim_finish():
             result["finished_by"] = self.finished_by
@@ -773,23 +656,7 @@ class Sprint:
                 [f"{w}: review halted (reviewer failed; see the options)" for w in self.halted]
                 + (decision.blocked_by or [decision.reason])
             )
-        final = self.mission()
-        rows = []
-        for wp_id in final.all_ids():
-            st = final.board.wps.get(wp_id)
-            stats = self.stats.get(wp_id, WPStats())
-            rows.append(
-                {
-                    "wp_id": wp_id,
-                    "lane": st.lane if st else None,
-                    "review_cycles": st.review_cycles if st else 0,
-                    "implementers": sorted(set(stats.implementers)),
-                    "reviewers": sorted(set(stats.reviewers)),
-                    "agent_seconds": round(stats.seconds, 1),
-                    "runs": stats.runs,
-                    "halted": self.halted.get(wp_id),
-                }
-            )
+        rows = report_rows(self.mission(), self.stats, self.halted)
         self.after_finish(result)
         ok = all_approved and (
             "finished_by" in result
@@ -803,6 +670,7 @@ class Sprint:
             "reason": reason,
             "summary": rows,
             "logs": str(self.log_dir),
+            "timing": self.meter.report(),
             **result,
         }
         self.emit(summary)
@@ -813,61 +681,18 @@ class Sprint:
         mission = self.mission()
         queues = work_queues(self.ctx(mission))
         plan = []
-        for wp_id in (queues.reviews + queues.fixes + queues.fresh)[: self.opts.parallel * 4]:
-            role = REVIEW if wp_id in queues.reviews else IMPLEMENT
-            agent = (
-                self.pick_reviewer(mission, wp_id)
-                if role == REVIEW
-                else self.pick_implementer(mission, wp_id)
-            ) or "?"
-            lane = mission.wp(wp_id)
-            lane_doc = next(
-                (x for x in (mission.lanes_doc or {}).get("lanes", []) if wp_id in x["wp_ids"]),
-                None,
-            )
-            workspace = (
-                lane_path(mission, lane_doc["lane_id"]) if lane_doc else mission.project.root
-            )
-            prompt = actions.prompt_path(mission, wp_id, role)
+        for wp_id, role in dry_run_order(queues, self.opts.parallel):
+            st = mission.board.wps.get(wp_id)
+            implementer = st.implementer if st else None
+            if role == REVIEW:
+                used = self.stats.get(wp_id, WPStats()).reviewers
+                agent = sprintplan.pick_reviewer(implementer, self.opts.reviewers, used) or "?"
+            else:
+                agent, self.turn = sprintplan.pick_implementer(
+                    implementer, self.opts.implementers, self.turn
+                )
             backend = self.backend(mission, agent)
-            claim = f"kitty agent action {role} {wp_id} --mission {self.slug} --agent {agent}"
-            command = (
-                ["manual"]
-                if backend.kind == MANUAL
-                else backend.invocation(
-                    Dispatch(
-                        agent,
-                        role,
-                        f"<contents of {prompt}>",
-                        str(prompt),
-                        str(workspace),
-                        wp_id,
-                        self.slug,
-                        str(mission.project.root),
-                        self.opts.timeout,
-                    )
-                ).argv
-            )
-            plan.append(
-                {
-                    "wp_id": wp_id,
-                    "role": role,
-                    "agent": agent,
-                    "title": lane.title if lane else wp_id,
-                    "claim": claim,
-                    "command": command,
-                    "available": backend.available(),
-                }
-            )
-        capped = [{"wp_id": w, "policy": self.opts.arbiter} for w in queues.capped]
-        result = {
-            "event": "dry_run",
-            "mission": self.slug,
-            "parallel": self.opts.parallel,
-            "first_wave": plan[: self.opts.parallel],
-            "queue": plan[self.opts.parallel :],
-            "arbiter": capped,
-            "lanes": (mission.lanes_doc or {}).get("lanes", []),
-        }
+            plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout))
+        result = dry_run_event(mission, queues, plan, self.opts.parallel, self.opts.arbiter)
         self.emit(result)
         return result

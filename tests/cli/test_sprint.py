@@ -189,6 +189,17 @@ def test_six_wps_parallel_three_complete_and_merge(
     assert ("dispatch", "WP04", "implement") in order[first_review:]
     names = {c["name"] for c in calls(fakes)}
     assert names == {"claude", "gemini", "codex"}
+    # the sprint reports its own cost: one dispatch per agent run it started
+    timing = end["timing"]
+    dispatches = sum(1 for e in stream if e["event"] == "dispatch")
+    assert timing["dispatches"] == dispatches and timing["parallel"] == 3
+    assert 0 < timing["mean_busy_slots"] <= 3 and timing["busy_seconds"] > 0
+    assert timing["cpu_per_dispatch_ms"] > 0
+    assert timing["cpu_per_dispatch_ms"] == round(
+        1000 * timing["orchestrator_cpu_seconds"] / dispatches, 1
+    )
+    assert timing["handoff_ms"] is None or timing["handoff_ms"] >= 0
+    assert timing["idle_cpu_percent"] is None or timing["idle_cpu_percent"] >= 0
 
 
 def test_failing_reviewer_halts_that_wp(
@@ -567,3 +578,39 @@ def test_review_held_by_a_live_reviewer_needs_takeover_with_a_note(repo: Path) -
     command = hint[hint.index("kitty ") :]
     run_printed(repo, command, **{"why you take it over": "codex is stuck"})
     assert kitty(repo, "agent", "action", "review", "WP01", "--agent", "x", "--takeover").code == 2
+
+
+def test_meter_integrates_busy_slots_hand_offs_and_idle_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kitty.services import supervise
+
+    now, cpu = [0.0], [10.0]
+    monkeypatch.setattr(supervise.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(supervise, "cpu_seconds", lambda: cpu[0])
+    meter = supervise.Meter(2)
+    meter.dispatched(1)  # t=0: the first agent starts
+    now[0] = 1.0
+    meter.dispatched(2)  # t=1: the second
+    now[0] = 3.0
+    meter.exited(1, agent_cpu=0.5)  # t=3: one exits; its slot is refilled 0.25 s later
+    now[0] = 3.25
+    meter.dispatched(2)
+    mark = meter.start_turn()
+    now[0], cpu[0] = 5.25, 10.02  # a turn that only waited: 20 ms of CPU in 2 s
+    meter.end_turn(mark, eventful=False)
+    meter.exited(1, agent_cpu=0.25)
+    meter.nothing_to_start()  # no work for that slot: not a hand-off
+    now[0] = 6.25
+    meter.exited(0, agent_cpu=0.25)
+    cpu[0] = 11.02
+    report = meter.report()
+    # 1 + 2*2 + 0.25 + 2*2 + 1 = 10.25 slot-seconds over 6.25 s
+    assert report["mean_busy_slots"] == round(10.25 / 6.25, 3)
+    assert report["busy_seconds"] == 6.25
+    assert report["handoff_ms"] == 250.0
+    assert report["idle_cpu_percent"] == 1.0
+    # 1.02 s of CPU, of which 1.0 s were the agents': 20 ms over 3 dispatches
+    assert report["orchestrator_cpu_seconds"] == 0.02
+    assert report["cpu_per_dispatch_ms"] == round(20 / 3, 1)
+    assert report["dispatches"] == 3 and report["parallel"] == 2

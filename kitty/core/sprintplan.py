@@ -1,0 +1,199 @@
+"""What a sprint does next, decided without I/O.
+
+Which work to start (a re-run first, then reviews, the arbiter, fixes and fresh
+work), which agent takes it, what an agent's exit means for its WP, what the
+arbiter does at the cycle cap, and the text of a reviewer halt.
+`kitty/services/sprint.py` reads the mission, asks these functions and carries
+out the answer through the mission's one write path.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from kitty.core import lanes
+from kitty.core.decide import Queues
+
+IMPLEMENT, REVIEW = "implement", "review"
+#: The agent name of a review run by a persona panel (`kitty review run`).
+PANEL = "review-panel"
+#: `Step.kind` values.
+START, HALT, ARBITRATE = "start", "halt", "arbitrate"
+#: What an agent's exit means (`after_exit`).
+DONE, HALT_REVIEW, RETRY, GIVE_UP = "done", "halt-review", "retry", "give-up"
+
+Retry = tuple[str, str, str]  # (wp, role, agent) to dispatch again before anything else
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing to do: start `role` on `wp_id` by `agent`, halt it, or call the arbiter."""
+
+    kind: str
+    wp_id: str
+    role: str = ""
+    agent: str = ""
+    why: str = ""
+
+
+def take_retry(
+    retry: Sequence[Retry], running: Collection[str], halted: Collection[str]
+) -> tuple[Step | None, list[Retry]]:
+    """The first queued re-run still worth starting, and the queue after it (re-runs of
+    WPs that are running or halted meanwhile are dropped)."""
+    for index, (wp_id, role, agent) in enumerate(retry):
+        if wp_id not in running and wp_id not in halted:
+            return Step(START, wp_id, role, agent), list(retry[index + 1 :])
+    return None, []
+
+
+def pick_implementer(
+    previous: str | None, implementers: Sequence[str], turn: int
+) -> tuple[str, int]:
+    """A fix goes back to whoever wrote it; fresh work goes round-robin.
+    Returns (agent, the next turn)."""
+    if previous is not None and previous in implementers:
+        return previous, turn
+    return implementers[turn % len(implementers)], turn + 1
+
+
+def pick_reviewer(
+    implementer: str | None, reviewers: Sequence[str], used: Collection[str]
+) -> str | None:
+    """Never the implementer; a reviewer that has not reviewed this WP yet when possible."""
+    candidates = [r for r in reviewers if r != implementer]
+    if not candidates:
+        return None
+    fresh = [r for r in candidates if r not in used] or candidates
+    return fresh[0]
+
+
+def choose(
+    queues: Queues,
+    implementer_of: dict[str, str | None],
+    reviewed_by: dict[str, list[str]],
+    implementers: Sequence[str],
+    reviewers: Sequence[str],
+    turn: int,
+    panel: bool = False,
+) -> tuple[Step | None, int]:
+    """The next step from the shared work queues (ordered as `kitty next` orders them):
+    a review (by the persona panel with `panel`), the arbiter, a fix, fresh work.
+    Returns (step or None when there is nothing to start, the next turn)."""
+    for wp_id in queues.reviews:
+        if panel:
+            return Step(START, wp_id, REVIEW, PANEL), turn
+        reviewer = pick_reviewer(implementer_of.get(wp_id), reviewers, reviewed_by.get(wp_id, []))
+        if reviewer is None:
+            why = "every configured reviewer implemented it"
+            return Step(HALT, wp_id, REVIEW, "none", why), turn
+        return Step(START, wp_id, REVIEW, reviewer), turn
+    if queues.capped:
+        return Step(ARBITRATE, queues.capped[0]), turn
+    for wp_id in queues.fixes + queues.fresh:
+        agent, turn = pick_implementer(implementer_of.get(wp_id), implementers, turn)
+        return Step(START, wp_id, IMPLEMENT, agent), turn
+    return None, turn
+
+
+def left_done(role: str, lane: str | None) -> bool:
+    """Did the agent move its WP on? An implementer leaves claimed/in_progress, a
+    reviewer leaves for_review/in_review."""
+    if role == IMPLEMENT:
+        return lane not in (lanes.CLAIMED, lanes.IN_PROGRESS)
+    return lane not in (lanes.IN_REVIEW, lanes.FOR_REVIEW)
+
+
+def after_exit(role: str, lane: str | None, failures: int, retries: int) -> str:
+    """What an agent's exit means for its WP. `failures` counts this WP's failed runs in
+    this role, this one included: DONE (it moved the WP on), HALT_REVIEW (a failed
+    reviewer: never a silent approval), RETRY, or GIVE_UP after `retries` re-runs."""
+    if left_done(role, lane):
+        return DONE
+    if role == REVIEW:
+        return HALT_REVIEW
+    return GIVE_UP if failures > retries else RETRY
+
+
+@dataclass(frozen=True)
+class Arbiter:
+    """The arbiter's answer for a WP at the cycle cap: move it (`to_lane`, with `text`
+    as the note) or, for a panel HALT no policy can answer, halt it (`text` says how)."""
+
+    to_lane: str | None
+    text: str
+
+
+def arbiter(
+    slug: str,
+    wp_id: str,
+    policy: str,
+    review_cycles: int,
+    halt_reason: object = None,
+    halt_round: object = None,
+    halt_text: object = None,
+) -> Arbiter:
+    """`policy` is escalate (block it for a human) or approve. A review panel HALT for a
+    blocker question or a soft warning goes to a human whatever the policy."""
+    if halt_reason in ("blocker", "soft_warn"):
+        how = "--answer <id>=<label>" if halt_reason == "blocker" else "--continue"
+        return Arbiter(
+            None,
+            f"review panel HALT ({halt_reason}) at round {halt_round}: {halt_text}\n"
+            f"  kitty review answer {wp_id} --mission {slug} {how}",
+        )
+    if policy == "approve":
+        return Arbiter(
+            lanes.APPROVED,
+            f"Arbiter decision: approved by sprint policy after {review_cycles} review cycles",
+        )
+    return Arbiter(
+        lanes.BLOCKED,
+        f"Escalated to human after {review_cycles} review cycles (sprint arbiter policy)",
+    )
+
+
+def halt_message(
+    slug: str,
+    wp_id: str,
+    reviewer: str,
+    why: str,
+    implementer: str | None,
+    implementers: Sequence[str],
+    candidates: Sequence[str],
+) -> str:
+    """The reviewer-failure block: retry, switch reviewer (one of `candidates` that is
+    neither the failed reviewer nor the implementer), or an explicit self-review. Each
+    option is a command that runs as printed."""
+    author = implementer or "the implementer"
+    others = [r for r in dict.fromkeys(candidates) if r not in (reviewer, author)]
+    other = others[0] if others else "gemini"
+    retry = shlex.join(
+        ["kitty", "sprint", "--mission", slug, "--implementer", ",".join(implementers),
+         "--reviewer", reviewer]
+    )  # fmt: skip
+    fallback = shlex.join(
+        ["kitty", "agent", "tasks", "move-task", wp_id, "--mission", slug, "--to", "approved",
+         "--force", "--agent", author, "--self-review-fallback", "--intended-reviewer",
+         reviewer, "--reviewer-failure-reason", why, "--note",
+         "Self-review fallback after reviewer failure: <summary>"]
+    )  # fmt: skip
+    return (
+        f"ERROR: Configured reviewer '{reviewer}' failed ({why}).\n"
+        f"{wp_id} is back in for_review.\n"
+        "Options:\n"
+        f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"
+        f"  b) Switch reviewer:\n     kitty agent action review {wp_id} --mission "
+        f"{slug} --agent {other}\n"
+        "  c) Proceed with self-review -- WARNING: no independent review:\n"
+        f"     {fallback}"
+    )
+
+
+def all_approved(lanes_by_wp: dict[str, str | None]) -> bool:
+    """The sprint's work is done: at least one WP, and every WP not canceled is approved
+    or done."""
+    active = [lane for lane in lanes_by_wp.values() if lane != lanes.CANCELED]
+    return bool(active) and all(lane in lanes.SATISFIED for lane in active)

@@ -348,7 +348,10 @@ def bench_sprint(kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: in
         timing["cpu_per_dispatch_ms"],
         "ms",
         30,
-        note="its git children included, the agents not",
+        note=(
+            f"of it {1000 * timing.get('subprocess_cpu_seconds', 0) / timing['dispatches']:.0f}"
+            " ms in git; the agents not counted"
+        ),
         cpu_ms=timing["orchestrator_cpu_seconds"] * 1000,
     )
     table.add(
@@ -359,6 +362,23 @@ def bench_sprint(kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: in
         0.95 * parallel,
         lower_is_better=False,
     )
+    idle = timing.get("idle_slot_seconds")
+    if idle and timing["mean_busy_slots"]:
+        # The same, leaving out the slot-seconds a slot was free because no work was
+        # ready (the tail, reviews waiting for implementations): what the sprint's own
+        # latency (filling the slots, exit-to-next-start hand-offs) costs.
+        span = timing["busy_seconds"]
+        busy = timing["mean_busy_slots"] * span
+        table.add(
+            "sprint: mean busy slots while work was waiting",
+            size,
+            parallel * busy / (busy + idle["ramp_up"] + idle["handoff"]),
+            "slots",
+            0.95 * parallel,
+            lower_is_better=False,
+            note=f"idle slot-s: ramp-up {idle['ramp_up']}, hand-offs {idle['handoff']}, "
+            f"no work ready {idle['no_work']} of {parallel * span:.0f}",
+        )
     table.add("sprint: CPU while agents run", size, timing["idle_cpu_percent"] or 0.0, "%", 2)
     if timing.get("handoff_ms") is not None:
         table.add(

@@ -189,8 +189,10 @@ def _full(data: bytes) -> tuple[LogState, set[str]]:
     return LogState(board, parsed.warnings, unterminated), ids
 
 
-def read_log(path: Path, cache_dir: Path | None) -> LogState:
-    """The replayed board of the log at `path`, from the snapshot when it is valid."""
+def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:
+    """The replayed board of the log at `path`, from the snapshot when it is valid; the
+    snapshot is saved again once the tail parsed on top of it exceeds `resave_tail`
+    bytes (a long-running writer such as the sprint passes less)."""
     from kitty.adapters.eventlog import open_log
 
     fd = open_log(path)  # contained: no symlinks; the same errors as eventlog.read
@@ -218,7 +220,7 @@ def read_log(path: Path, cache_dir: Path | None) -> LogState:
                 grown = _grow(snap, tail, ids_path)
                 if grown is not None:
                     state, seen = grown
-                    if len(tail) > RESAVE_TAIL:
+                    if len(tail) > resave_tail:
                         lines = snap["lines"] + tail.count(b"\n")
                         _save(meta_path, ids_path, state, seen, handle, st, st.st_size, lines)
                     return state

@@ -7,6 +7,12 @@ once (a review as soon as a WP reaches for_review, dependents as soon as their
 dependencies are approved). All state lives in the event log, so a killed sprint
 is resumed by running it again.
 
+The loop is event-driven: it sleeps until an agent exits (on the agents' pidfds)
+or the poll interval passes, and reads the mission again only when its files
+changed (their size, mtime or inode), at least every `REREAD` seconds; while the
+slots are full or nothing changed since the last look found no work, a turn
+costs a few stat calls.
+
 The parts, each readable and testable alone: `kitty.core.sprintplan` decides
 (pure: which work, which agent, what an exit means, the arbiter, the halt text),
 `kitty.services.supervise` runs and watches the agent processes and measures the
@@ -25,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters import contain, eventlog, trust
+from kitty.adapters import contain, eventlog, snapshots, trust
 from kitty.adapters.agents import MANUAL, Backend, Dispatch, Invocation, backend_for
 from kitty.core import lanes, sprintplan
 from kitty.core.clock import format_at
@@ -53,6 +59,12 @@ __all__ = [
     "Sprint",
     "WPStats",
 ]
+#: Read the mission again at least this often even when no file changed: decisions
+#: that depend on time (a lease running out), a WP file edited in place.
+REREAD = 5.0
+#: Save the log's snapshot again once this much was appended since (bytes; a command
+#: that reads once waits for 256 KiB).
+SNAPSHOT_TAIL = 16 * 1024
 
 
 @dataclass
@@ -103,7 +115,14 @@ class Sprint:
         self.stats: dict[str, WPStats] = {}
         self.turn = 0
         self.meter = Meter(opts.parallel)
+        self.cached: tuple[Mission, tuple[Any, ...], float] | None = None
+        self.nothing_at: tuple[tuple[Any, ...], float] | None = None  # no work found then
         probe = self.mission()
+        self.watched = [
+            *(probe.dir / name for name in ("status.events.jsonl", "tasks", "lanes.json")),
+            *(probe.dir / name for name in ("issue-matrix.json", "issue-matrix.md", "meta.json")),
+            probe.project.config_path,
+        ]
         self.backends = {
             name: backend_for(name, probe.config.raw)
             for name in [*opts.implementers, *opts.reviewers]
@@ -148,10 +167,38 @@ class Sprint:
 
     # -- reading -------------------------------------------------------------
     def mission(self) -> Mission:
+        """The mission, read again only when one of its files changed since the last read
+        (or `REREAD` seconds passed). The stats are taken before reading, so a change
+        made while reading is seen next time."""
+        now = time.monotonic()
+        key = self.files_key()
+        if self.cached is not None:
+            mission, seen, at = self.cached
+            if seen == key and now - at < REREAD:
+                return mission
         mission = Mission.open(self.repo, self.slug)
         if self.opts.max_cycles is not None:
             mission.__dict__["config"] = replace(mission.config, max_cycles=self.opts.max_cycles)
+        # The log grows all through a sprint: keep the snapshot's unparsed tail short, so
+        # each read (here, under the write lock, in the agents' kitty commands) is cheap.
+        mission.__dict__["log_state"] = snapshots.read_log(
+            mission.events_path, mission.cache_dir, resave_tail=SNAPSHOT_TAIL
+        )
+        if key:  # known once the first read named the files
+            self.cached = (mission, key, now)
         return mission
+
+    def files_key(self) -> tuple[Any, ...]:
+        return supervise.change_key(getattr(self, "watched", []))
+
+    def state_key(self) -> tuple[Any, ...]:
+        """What a dispatch decision depends on: the files and this sprint's own state."""
+        return (
+            self.files_key(),
+            frozenset(self.jobs),
+            tuple(self.retry),
+            frozenset(self.halted),
+        )
 
     def ctx(self, mission: Mission) -> Context:
         return context(mission, "sprint", mission.board, eventlog.now_us())
@@ -210,6 +257,7 @@ class Sprint:
 
     def loop(self) -> None:
         """Reap, heartbeat, dispatch, wait; until nothing runs and nothing can start."""
+        self.meter.loop_starts()
         while True:
             mark = self.meter.start_turn()
             reaped = self.reap()
@@ -222,7 +270,7 @@ class Sprint:
         self.meter.loop_done()
 
     def wait(self) -> None:
-        time.sleep(self.opts.poll)
+        supervise.wait(self.jobs.values(), self.opts.poll)
 
     def adopt(self) -> None:
         """Take over WPs an earlier (killed) sprint left with agents."""
@@ -240,28 +288,36 @@ class Sprint:
             self.emit(found.event())
 
     def dispatch(self) -> bool:
-        """Fill the free slots; True when anything was done."""
+        """Fill the free slots; True when anything was done. Skipped while nothing a
+        decision reads changed since the last look found no work (and for less than
+        `REREAD` seconds)."""
+        if len(self.jobs) >= self.opts.parallel:
+            return False
+        if self.nothing_at is not None:
+            key, at = self.nothing_at
+            if time.monotonic() - at < REREAD and key == self.state_key():
+                return False
         started = False
         while len(self.jobs) < self.opts.parallel:
-            before = len(self.jobs)
             if not self.dispatch_one():
                 self.meter.nothing_to_start()
                 break
             started = True
-            if len(self.jobs) > before:
-                self.meter.dispatched(len(self.jobs))
         return started
 
     def dispatch_one(self) -> bool:
         """Do the next step (a re-run, a review, the arbiter, a fix, fresh work); False
         when there is nothing to do."""
+        key = self.state_key()
         mission = self.mission()
         step, self.retry = sprintplan.take_retry(self.retry, self.jobs, self.halted)
         if step is None:
             busy = frozenset(self.jobs) | frozenset(self.halted)
             step = self.choose(mission, work_queues(self.ctx(mission), exclude=busy))
         if step is None:
+            self.nothing_at = (key, time.monotonic())
             return False
+        self.nothing_at = None
         if step.kind == sprintplan.HALT:
             self.halt(mission, step.wp_id, step.agent, step.why)
             return True
@@ -314,8 +370,7 @@ class Sprint:
         except KittyError as exc:
             self.fail_to_start(mission, wp_id, role, agent, exc)
             return True
-        mission = self.mission()
-        st = mission.board.wps[wp_id]
+        st = mission.board.wps[wp_id]  # the claim's write left the board fresh
         prompt_path = Path(claimed["prompt"])
         job = self.new_job(wp_id, role, agent, st.review_cycles + 1)
         extra = (
@@ -343,6 +398,7 @@ class Sprint:
             command = backend.invocation(dispatch)
             supervise.launch(job, command, supervise.header(self.run_id, job, command, now_text()))
         self.jobs[wp_id] = job
+        self.meter.dispatched(len(self.jobs))
         pid = job.proc.pid if job.proc else None
         if job.proc is not None and job.proc.error:
             self.emit(
@@ -409,6 +465,7 @@ class Sprint:
             f"# kitty sprint {self.run_id}: review panel {wp_id}\n# command: {shlex.join(argv)}\n",
         )
         self.jobs[wp_id] = job
+        self.meter.dispatched(len(self.jobs))
         self.emit_dispatch(job, job.proc.pid if job.proc else None)
         return True
 

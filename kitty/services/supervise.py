@@ -60,7 +60,9 @@ def new_job(log_dir: Path, wp_id: str, role: str, agent: str, cycle: int, timeou
     while log_path.exists():
         attempt += 1
         log_path = log_dir / f"{wp_id}-{role}-{cycle}-attempt{attempt}.log"
-    return Job(wp_id, role, agent, cycle, now, now + timeout, log_path)
+    job = Job(wp_id, role, agent, cycle, now, now + timeout, log_path)
+    job.last_heartbeat = now  # the dispatch itself records the agent's pid and start
+    return job
 
 
 def launch(job: Job, invocation: Invocation, header: str) -> None:
@@ -101,11 +103,19 @@ def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str |
         return f"exit {code}"
     if lane_now() != job.start_lane:
         return "lane changed"
-    if job.watch_pid is not None and not liveness.pid_alive(job.watch_pid):
+    if job.watch_pid is not None and (exited(job) or not liveness.pid_alive(job.watch_pid)):
         return "agent process gone"
     if now > job.deadline:
         return f"timed out after {timeout}s"
     return None
+
+
+def exited(job: Job) -> bool:
+    """Whether the job's pidfd says its process is gone (False without a pidfd)."""
+    if job.pidfd is None:
+        return False
+    readable, _, _ = select.select([job.pidfd], [], [], 0)
+    return bool(readable)
 
 
 def kill(job: Job) -> None:
@@ -139,32 +149,33 @@ def header(run_id: str, job: Job, invocation: Invocation, now: str) -> str:
     )
 
 
-def change_key(mission_dir: Path) -> tuple[Any, ...]:
-    """Cheap stats of the files a dispatch decision reads (no parsing): the log, the WP
-    files' folder, lanes.json, the issue matrix. An append changes the log's size, a
-    rewrite its inode or mtime."""
+def change_key(paths: Iterable[Path]) -> tuple[Any, ...]:
+    """Cheap stats of the files a decision reads (no parsing): an append changes a
+    log's size, a rewrite its inode or mtime, a WP file created or renamed into place
+    its folder's mtime."""
     stamps: list[Any] = []
-    for name in ("status.events.jsonl", "tasks", "lanes.json", "issue-matrix.json"):
+    for path in paths:
         try:
-            st = os.stat(mission_dir / name)
+            st = os.stat(path)
             stamps.append((st.st_size, st.st_mtime_ns, st.st_ino))
         except OSError:
             stamps.append(None)
     return tuple(stamps)
 
 
-def cpu_seconds() -> float:
-    """CPU of this process and of the children it waited for (git, `kitty review run`'s
-    helpers); the agents' own CPU is subtracted by `Meter`."""
+def cpu_seconds() -> tuple[float, float]:
+    """CPU of this process, and of the children it waited for (its git commands and the
+    agents; `Meter` subtracts the agents' own)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + usage.ru_utime + usage.ru_stime
+    return time.process_time(), usage.ru_utime + usage.ru_stime
 
 
 class Meter:
     """What the orchestrator itself costs, reported in the `end` event as `timing`.
 
-    * `cpu_per_dispatch_ms`: the sprint's CPU (this process and its git children, not
-      the agents) from its start to the end of the loop, per agent run started;
+    * `cpu_per_dispatch_ms`: the sprint's CPU (this process and its git commands, not
+      the agents) from the start of the loop to its end, per agent run started (the
+      start-up before it is a command's start-up, measured elsewhere);
     * `mean_busy_slots`: agent-seconds per second from the first dispatch to the last
       agent's exit (of `parallel`);
     * `handoff_ms`: mean time from seeing an agent exit to the next agent starting in
@@ -175,7 +186,7 @@ class Meter:
     def __init__(self, parallel: int) -> None:
         self.parallel = parallel
         self.cpu0 = cpu_seconds()
-        self.cpu_loop: float | None = None
+        self.cpu_loop: tuple[float, float] | None = None
         self.agent_cpu = 0.0  # the agents' own CPU, reported by their exits
         self.dispatches = 0
         self.busy = 0.0  # slot-seconds with an agent running
@@ -185,6 +196,7 @@ class Meter:
         self.since = time.monotonic()
         self.freed: list[float] = []  # when slots were freed by an exit, not yet refilled
         self.handoffs: list[float] = []
+        self.ramp = 0.0  # slot-seconds before each slot got its first agent
         self.idle_cpu = 0.0
         self.idle_wall = 0.0
 
@@ -208,17 +220,22 @@ class Meter:
         self.dispatches += 1
         if self.freed:
             self.handoffs.append(self.since - self.freed.pop(0))
+        elif self.dispatches <= self.parallel and self.first is not None:
+            self.ramp += self.since - self.first  # a slot filled for the first time
 
     def nothing_to_start(self) -> None:
         """Free slots stay free for want of work: not a hand-off the sprint delays."""
         self.freed.clear()
 
+    def loop_starts(self) -> None:
+        self.cpu0 = cpu_seconds()
+
     def start_turn(self) -> tuple[float, float]:
-        return cpu_seconds(), time.monotonic()
+        return sum(cpu_seconds()), time.monotonic()
 
     def end_turn(self, mark: tuple[float, float], eventful: bool) -> None:
         if not eventful and self.running:  # only waited on running agents
-            self.idle_cpu += cpu_seconds() - mark[0]
+            self.idle_cpu += sum(cpu_seconds()) - mark[0]
             self.idle_wall += time.monotonic() - mark[1]
 
     def loop_done(self) -> None:
@@ -229,17 +246,29 @@ class Meter:
         if self.cpu_loop is None:
             self.loop_done()
         assert self.cpu_loop is not None
-        cpu = max(0.0, self.cpu_loop - self.cpu0 - self.agent_cpu)
+        own = self.cpu_loop[0] - self.cpu0[0]
+        children = max(0.0, self.cpu_loop[1] - self.cpu0[1] - self.agent_cpu)
+        cpu = own + children
         span = (self.last - self.first) if self.first is not None and self.last else 0.0
+        idle = max(0.0, self.parallel * span - self.busy)
+        handoff = sum(self.handoffs)
         return {
             "dispatches": self.dispatches,
             "orchestrator_cpu_seconds": round(cpu, 3),
+            "subprocess_cpu_seconds": round(children, 3),
             "cpu_per_dispatch_ms": round(1000 * cpu / self.dispatches, 1)
             if self.dispatches
             else None,
             "parallel": self.parallel,
             "mean_busy_slots": round(self.busy / span, 3) if span > 0 else None,
             "busy_seconds": round(span, 2),
+            # where the idle slot-seconds of that span went: filling the slots at the
+            # start, exit-to-next-start hand-offs, and slots free for want of work
+            "idle_slot_seconds": {
+                "ramp_up": round(self.ramp, 2),
+                "handoff": round(handoff, 2),
+                "no_work": round(max(0.0, idle - self.ramp - handoff), 2),
+            },
             "handoff_ms": round(1000 * sum(self.handoffs) / len(self.handoffs), 1)
             if self.handoffs
             else None,

@@ -585,10 +585,11 @@ def test_meter_integrates_busy_slots_hand_offs_and_idle_cpu(
 ) -> None:
     from kitty.services import supervise
 
-    now, cpu = [0.0], [10.0]
+    now, cpu, children = [0.0], [10.0], [4.0]
     monkeypatch.setattr(supervise.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(supervise, "cpu_seconds", lambda: cpu[0])
+    monkeypatch.setattr(supervise, "cpu_seconds", lambda: (cpu[0], children[0]))
     meter = supervise.Meter(2)
+    meter.loop_starts()
     meter.dispatched(1)  # t=0: the first agent starts
     now[0] = 1.0
     meter.dispatched(2)  # t=1: the second
@@ -603,14 +604,56 @@ def test_meter_integrates_busy_slots_hand_offs_and_idle_cpu(
     meter.nothing_to_start()  # no work for that slot: not a hand-off
     now[0] = 6.25
     meter.exited(0, agent_cpu=0.25)
-    cpu[0] = 11.02
+    cpu[0], children[0] = 10.03, 5.01  # the agents' 1.0 s and 10 ms of git
     report = meter.report()
     # 1 + 2*2 + 0.25 + 2*2 + 1 = 10.25 slot-seconds over 6.25 s
     assert report["mean_busy_slots"] == round(10.25 / 6.25, 3)
     assert report["busy_seconds"] == 6.25
     assert report["handoff_ms"] == 250.0
+    # 12.5 slot-seconds, 10.25 busy: 1 s filling the second slot, 0.25 s hand-off, the
+    # last second one slot had no work
+    assert report["idle_slot_seconds"] == {"ramp_up": 1.0, "handoff": 0.25, "no_work": 1.0}
     assert report["idle_cpu_percent"] == 1.0
-    # 1.02 s of CPU, of which 1.0 s were the agents': 20 ms over 3 dispatches
-    assert report["orchestrator_cpu_seconds"] == 0.02
-    assert report["cpu_per_dispatch_ms"] == round(20 / 3, 1)
+    # 30 ms in the sprint and 1.01 s in its children, of which 1.0 s were the agents'
+    assert report["orchestrator_cpu_seconds"] == 0.04
+    assert report["subprocess_cpu_seconds"] == 0.01
+    assert report["cpu_per_dispatch_ms"] == round(40 / 3, 1)
     assert report["dispatches"] == 3 and report["parallel"] == 2
+
+
+def test_the_sprint_reads_the_mission_again_only_when_its_files_change(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kitty.services import sprint as sprint_service
+    from kitty.services.sprint import Options, Sprint
+
+    planned(repo, [{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}])
+    runner = Sprint(repo, None, Options(["claude"], ["codex"], parallel=2), lambda event: None)
+    first = runner.mission()
+    opened: list[int] = []
+    real_open = sprint_service.Mission.open
+    monkeypatch.setattr(
+        sprint_service.Mission,
+        "open",
+        lambda *args: opened.append(1) or real_open(*args),  # type: ignore[func-returns-value]
+    )
+    assert runner.mission() is first and opened == []  # nothing changed: no read at all
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")  # another command appends
+    before = len(opened)
+    second = runner.mission()
+    assert second is not first and second.board.lane("WP01") == "claimed"
+    assert len(opened) == before + 1 and runner.mission() is second
+    assert len(opened) == before + 1
+    # WP02 waits for WP01 (held by someone else): one look finds no work, and the
+    # next turns skip the decision until something changes
+    queues: list[int] = []
+    real_queues = sprint_service.work_queues
+    monkeypatch.setattr(
+        sprint_service,
+        "work_queues",
+        lambda *args, **kw: queues.append(1) or real_queues(*args, **kw),  # type: ignore[func-returns-value]
+    )
+    assert not runner.dispatch() and not runner.dispatch() and not runner.dispatch()
+    assert len(queues) == 1
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    assert not runner.dispatch() and len(queues) == 2

@@ -94,6 +94,20 @@ def wrap(text: str, width: int, max_lines: int | None = None, indent: str = "") 
     return lines
 
 
+def pack(items: list[str], width: int, max_lines: int) -> list[str]:
+    """Items (e.g. `has feedback`) side by side in lines of `width` columns, never split
+    inside an item; an item wider than a line, or past `max_lines`, is clipped with `…`."""
+    lines: list[str] = []
+    for item in items:
+        if lines and width_of(f"{lines[-1]} {item}") <= width:
+            lines[-1] = f"{lines[-1]} {item}"
+        elif len(lines) < max_lines:
+            lines.append(clip(item, width))
+        else:
+            lines[-1] = clip(f"{lines[-1]} {item}", width)
+    return lines
+
+
 def bar(fraction: float, width: int) -> str:
     filled = round(max(0.0, min(1.0, fraction)) * width)
     return "█" * filled + "░" * (width - filled)
@@ -139,11 +153,11 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
             f"on {lease['machine']}" + (" lease expired" if lease.get("expired") else "")
         )
     lines = list(head)
-    if details:
-        lines.append(clip(" " + " ".join(details), width))
+    lines += [" " + line for line in pack(details, width - 1, 3)]
     halt = wp.get("review_halt")
-    if halt:  # a review panel stopped: the round and why, on a line of their own
-        lines.append(clip(f" HALT r{wp.get('review_round')} {halt.get('reason')}", width))
+    if halt:  # a review panel stopped: the round and why, on lines of their own
+        text = f"HALT r{wp.get('review_round')} {halt.get('reason')}"
+        lines += [" " + line for line in wrap(text, width - 1, 2, " ")]
     elif wp.get("review_round") and lane not in ("done", None):
         lines.append(clip(f" panel round {wp['review_round']}", width))
     waits = wp.get("waits_for") or []

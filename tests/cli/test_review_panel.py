@@ -540,7 +540,7 @@ def test_the_board_shows_the_round_and_a_halt(repo: Path, tmp_path: Path, fakes:
     wp = status(repo)
     assert wp["review_round"] == 2 and wp["review_halt"]["reason"] == "max_rounds"
     board = ok(repo, "status").out
-    assert " HALT r2 max_r" in board  # clipped to the 80-column card width
+    assert " HALT r2\n  max_rounds\n" in board  # wrapped, not clipped, in a 15-column card
 
 
 def sprint(

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kitty.core.render import board_text, clip, list_text, pad, width_of, wrap
+from kitty.core.render import board_text, card, clip, list_text, pack, pad, width_of, wrap
 
 
 def view(n: int) -> dict[str, Any]:
@@ -221,10 +221,12 @@ Progress ███████████░░░░░░░░░░░░�
 Planned (2)     In progress (2) Review (1)      Approved (1)    Done (1)
 ─────────────── ─────────────── ─────────────── ─────────────── ───────────────
 ◆WP05 Docs      ◆WP03 Checkout  WP02 Cart UI    WP04 Payments   ◆WP01 Cart API
- waits: WP03 +1  STALLED claim…  cycle 1/3 rev…  arbiter self-…
-WP06 Ops        WP09 Search
- unfinalized     CONFLICT @cla…
- waits: WP02
+ waits: WP03 +1  STALLED         cycle 1/3       arbiter
+WP06 Ops         claimed         reviewing       self-rev!
+ unfinalized     @gemini         @codex          @claude
+ waits: WP02    WP09 Search
+                 CONFLICT
+                 @claude
 ◆ critical path: WP01 → WP03 → WP05
 Blocked: WP07 (waits for the lawyers to read every cla…)
 Canceled: WP08
@@ -238,7 +240,7 @@ Conflict WP09: two claims
 def _lines(text: str) -> list[str]:
     """The board rows exactly; the parked lines below them without their indentation."""
     lines = text.splitlines()
-    return lines[:9] + [line.strip() for line in lines[9:]]
+    return lines[:11] + [line.strip() for line in lines[11:]]
 
 
 def test_golden_board_80_columns() -> None:
@@ -321,3 +323,30 @@ def test_lease_agent_and_progress_details() -> None:
     assert board_text(view, 100).splitlines()[1] == (
         "Progress " + "█" * 26 + "░" * 4 + " 85% done · 90% weighted"
     )
+
+
+def test_card_details_wrap_by_item_instead_of_clipping() -> None:
+    wp = {
+        "id": "WP01",
+        "title": "T",
+        "lane": "planned",
+        "review_cycles": 1,
+        "review_status": "has_feedback",
+        "review_round": 2,
+        "review_halt": {"reason": "blocker_question"},
+    }
+    # a 15-column card (the 80-column board): nothing the reviewer left is cut off
+    assert card(wp, 15) == ["WP01 T", " cycle 1/3", " has feedback", " HALT r2", "  blocker_ques…"]
+    assert card(wp, 40) == ["WP01 T", " cycle 1/3 has feedback", " HALT r2 blocker_question"]
+
+
+def test_pack_keeps_items_whole_and_clips_only_past_the_last_line() -> None:
+    assert pack(["cycle 1/3", "has feedback", "arbiter"], 14, 3) == [
+        "cycle 1/3",
+        "has feedback",
+        "arbiter",
+    ]
+    assert pack(["ab", "cd", "ef"], 5, 3) == ["ab cd", "ef"]
+    assert pack(["ab", "cd", "ef"], 2, 2) == ["ab", "c…"]
+    assert pack(["a-very-long-item"], 6, 2) == ["a-ver…"]
+    assert pack([], 10, 2) == []

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -8,6 +9,15 @@ from typing import Any
 import pytest
 
 from tests.helpers import init_repo
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run as a background job (`make test &`, a CI runner without job control) the suite
+    inherits SIGINT as ignored, and so would every kitty it starts: the ^C tests would
+    wait forever. A handler (unlike SIG_IGN) is reset on exec, so kitty's children get
+    what a terminal user's kitty gets."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)

@@ -124,6 +124,7 @@ def test_ctrl_c_on_a_real_process_exits_130(repo: Path, tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
+            proc.communicate()  # close the pipes: no ResourceWarning leaks into a later test
     assert proc.returncode == 130, err
     assert "interrupted" in err
 

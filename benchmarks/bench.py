@@ -9,8 +9,9 @@ in the same run; relative targets are multiples of it.
     python benchmarks/bench.py --kitty .bench-venv/bin/kitty          # everything
     python benchmarks/bench.py --kitty .bench-venv/bin/kitty --quick  # skip 10k
 
-Wall times are medians of --runs runs (3 at 10k); peak RSS is the child's
-ru_maxrss. `make bench` builds the installed copy and runs this.
+Wall times are medians of --runs runs (3 at 10k); peak RSS is the command's
+ru_maxrss, measured through a small launcher (see LAUNCHER). `make bench` builds
+the installed copy and runs this.
 """
 
 from __future__ import annotations
@@ -51,20 +52,49 @@ class Run:
     cpu_ms: float
 
 
+#: Runs one command and reports its wall time and rusage. Linux folds the memory of
+#: the process that forks into the child's ru_maxrss (exec records the old address
+#: space's high-water mark), so a child forked straight from this process, which
+#: holds the generated missions (hundreds of MiB at 10,000 WPs), would report this
+#: process's size as its own peak. The launcher is a bare interpreter (~10 MiB).
+LAUNCHER = """
+import os, sys, time
+report = int(sys.argv[1])
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+ms = (time.perf_counter() - start) * 1000
+cpu = (usage.ru_utime + usage.ru_stime) * 1000
+os.write(report, f"{ms} {usage.ru_maxrss} {cpu} {os.waitstatus_to_exitcode(status)}".encode())
+"""
+
+
 def run_once(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
-    start = time.perf_counter()
+    """Wall time, peak RSS (of the command alone, see LAUNCHER) and CPU of one run."""
+    read_end, write_end = os.pipe()
     proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or ENV
+        [sys.executable, "-c", LAUNCHER, str(write_end), *cmd],
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env or ENV,
+        pass_fds=(write_end,),
     )
-    _, status, usage = os.wait4(proc.pid, 0)
-    ms = (time.perf_counter() - start) * 1000
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr}")
-    return Run(ms, usage.ru_maxrss / 1024, (usage.ru_utime + usage.ru_stime) * 1000)
+    os.close(write_end)
+    _, stderr_bytes = proc.communicate()
+    with os.fdopen(read_end, "rb") as report:
+        fields = report.read().decode().split()
+    stderr = stderr_bytes.decode(errors="replace")
+    if proc.returncode != 0 or len(fields) != 4 or fields[3] != "0":
+        code = fields[3] if len(fields) == 4 else proc.returncode
+        raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{stderr}")
+    ms, rss_kib, cpu_ms = (float(f) for f in fields[:3])
+    return Run(ms, rss_kib / 1024, cpu_ms)
 
 
 def median_run(

@@ -1,4 +1,5 @@
-"""The read path stays lean: no GitPython or networkx for --help, status and next."""
+"""The read path stays lean: no GitPython or networkx for --help, status and next (and no
+msgspec for a small log: it decodes only big ones)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kitty.cli import cli, run
 code = run(cli, sys.argv[1:])
 heavy = sorted(
     m
-    for m in ("git", "networkx", "filelock", "fastjsonschema", "mcp", "pydantic")
+    for m in ("git", "networkx", "filelock", "fastjsonschema", "mcp", "pydantic", "msgspec")
     if m in sys.modules
 )
 print("HEAVY=" + ",".join(heavy), file=sys.stderr)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import ParsedLog, parse_lines, serialize
+from kitty.core.events import ParsedLog, parse_log, serialize
 from kitty.errors import EnvironmentProblem, LockBusy, UsageError
 
 LOCK_TIMEOUT_ENV = "KITTY_LOCK_TIMEOUT"
@@ -43,12 +43,7 @@ def read(path: Path) -> ParsedLog:
         return ParsedLog()
     with os.fdopen(fd, "rb") as handle:
         data = handle.read()
-    text = data.decode("utf-8", errors="replace")
-    unterminated = bool(text) and not text.endswith("\n")
-    lines = text.split("\n")
-    if not unterminated:
-        lines.pop()  # the empty string after the final newline
-    return parse_lines(lines, unterminated=unterminated)
+    return parse_log(data)
 
 
 def lock_timeout() -> float:

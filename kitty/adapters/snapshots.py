@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_lines
+from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_log
 from kitty.core.state import Board, extend, replay
 
 FORMAT = 2
@@ -171,22 +171,12 @@ def _fingerprint(handle: Any, end: int) -> tuple[int, ...]:
     return tuple(sums)
 
 
-def _split(data: bytes) -> tuple[list[str], bool]:
-    text = data.decode("utf-8", errors="replace")
-    unterminated = bool(text) and not text.endswith("\n")
-    lines = text.split("\n")
-    if not unterminated:
-        lines.pop()
-    return lines, unterminated
-
-
 def _full(data: bytes) -> tuple[LogState, set[str]]:
-    lines, unterminated = _split(data)
     with gc_paused():
-        parsed = parse_lines(lines, unterminated=unterminated)
+        parsed = parse_log(data)
         board = replay(parsed.events)
         ids = {e for ev in parsed.events if (e := ev.event_id)}
-    return LogState(board, parsed.warnings, unterminated), ids
+    return LogState(board, parsed.warnings, parsed.unterminated), ids
 
 
 def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:
@@ -234,10 +224,9 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
 
 def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, set[str]] | None:
     """Fold the appended tail onto the snapshot, or None when a full replay is needed."""
-    lines, unterminated = _split(tail)
-    if unterminated:
-        return None
-    parsed = parse_lines(lines, first_line=snap["lines"] + 1)
+    if not tail.endswith(b"\n"):
+        return None  # a torn last line: a full read reports it
+    parsed = parse_log(tail, first_line=snap["lines"] + 1)
     ids = _read_pickle(ids_path)
     if not isinstance(ids, tuple) or ids[0] != snap["token"]:
         return None

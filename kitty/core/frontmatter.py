@@ -76,7 +76,23 @@ def _flow_list(text: str) -> list[Any]:
     return [_scalar(item, flow=True) for item in items]
 
 
+#: Values already read (WP files of one mission repeat most of theirs: branches, dates,
+#: `[]`, Spec Kitty's boilerplate), bounded; lists are copied out.
+_SEEN: dict[str, Any] = {}
+_SEEN_MAX = 4096
+_MISS = object()
+
+
 def _value(text: str) -> Any:
+    value = _SEEN.get(text, _MISS)
+    if value is _MISS:
+        value = _read_value(text)  # raises _Unsupported: never stored
+        if len(_SEEN) < _SEEN_MAX:
+            _SEEN[text] = value
+    return list(value) if type(value) is list else value
+
+
+def _read_value(text: str) -> Any:
     if text.startswith("["):
         if not text.rstrip(" ").endswith("]"):
             raise _Unsupported

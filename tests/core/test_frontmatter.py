@@ -199,3 +199,15 @@ def test_spec_kitty_sample_front_matter() -> None:
         parts = split_front_matter(path.read_text(encoding="utf-8"))
         assert parts is not None
         assert check(parts[0]), path
+
+
+def test_a_remembered_list_value_is_a_new_list_each_time() -> None:
+    """Values are remembered across files; a list handed out must not be shared."""
+    first = read_plain("tags: [x, y]\ndependencies: []\n")
+    second = read_plain("tags: [x, y]\ndependencies: []\n")
+    assert first == second == {"tags": ["x", "y"], "dependencies": []}
+    assert first is not None and second is not None
+    assert first["tags"] is not second["tags"]
+    first["tags"].append("z")
+    first["dependencies"].append("WP01")
+    assert read_plain("tags: [x, y]\ndependencies: []\n") == second

@@ -1,0 +1,165 @@
+"""The fast log reader gives exactly what the json-module reader gives.
+
+`events.parse_log` decodes a big log with msgspec and hands every line msgspec
+refuses (NaN, lone surrogates, invalid UTF-8, a non-object...) to the json module;
+`parse_lines` on the decoded text is the reference. Both readers run on random
+logs made of plausible records and hostile lines, with the msgspec threshold at 0
+(every line tries msgspec first) and out of reach (the json module alone), and the
+events, warnings and replayed boards must be the same. `repr` is compared, so a
+NaN (never equal to itself) and the order of keys count too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kitty.core import events, lanes
+from kitty.core.events import ParsedLog, parse_lines, parse_log
+from kitty.core.state import replay
+
+PROPERTY = settings(
+    database=None,
+    deadline=None,
+    max_examples=200,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+T0 = "2026-01-01T00:00:{:02d}.{:06d}+00:00"
+
+#: Lines that only the json module takes, or nobody: each reader must agree on them.
+HOSTILE = [
+    b'{"event_id": "X1", "wp_id": "WP01", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"note": NaN}}',
+    b'{"event_id": "X2", "wp_id": "WP01", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"n": 123456789012345678901234567890}}',
+    b'{"event_id": "X3", "wp_id": "WP01", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"s": "\\ud800"}}',
+    b'{"event_id": "X4", "wp_id": "WP01", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"s": "\xff\xfe"}}',
+    b'{"event_id": "X5", "wp_id": "WP01", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"big": 1e400, "neg": -0, "f": 0.30000000000000004}}',
+    b'{"event_id": "X6", "wp_id": "WP01", "wp_id": "WP02", "at": "2026-01-01T00:00:00+00:00", '
+    b'"kind": "annotation", "delta": {"a": 1, "b": 2, "a": 3}}',
+    b"\xef\xbb\xbf{}",
+    b"[1, 2]",
+    b"null",
+    b"   ",
+    b"\xe2\x80\xa8",  # a line separator alone: blank to str.strip
+    b"\x1c",
+    b'{"a": 1}\r',
+    b'{"a": 1,}',
+    b'{"a": "\x01"}',
+    b"[" * 3000 + b"]" * 3000,
+    b'{"a": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+    b"not json",
+    b'{"event_id": "X7"',
+]
+
+
+def reference(data: bytes) -> ParsedLog:
+    """What kitty did before the fast reader: decode the text, split it, parse_lines."""
+    text = data.decode("utf-8", errors="replace")
+    unterminated = bool(text) and not text.endswith("\n")
+    lines = text.split("\n")
+    if not unterminated:
+        lines.pop()
+    return parse_lines(lines, unterminated=unterminated)
+
+
+def same(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = reference(data)
+    for threshold in (0, 1 << 60):
+        monkeypatch.setattr(events, "FAST_DECODE_BYTES", threshold)
+        got = parse_log(data)
+        assert repr(got) == repr(expected), threshold
+        assert repr(replay(got.events)) == repr(replay(expected.events)), threshold
+    tail = parse_log(data, first_line=41)
+    assert [w.line - 40 for w in tail.warnings] == [w.line for w in expected.warnings]
+
+
+def record(rng: random.Random, i: int) -> dict[str, Any]:
+    wp = f"WP{rng.randint(1, 3):02d}"
+    at = T0.format(rng.randint(0, 59), rng.randint(0, 999_999))
+    event_id = rng.choice([f"E{i:04d}", f"E{rng.randint(0, 5):04d}"])  # some repeat
+    if rng.random() < 0.3:
+        delta = rng.choice(
+            [{"note": "n"}, {"subtasks": {"T1": "done"}}, {"agent": "codex", "x": 1.5}]
+        )
+        return {"actor": "claude", "at": at, "delta": delta, "event_id": event_id,
+                "kind": "annotation", "wp_id": wp}  # fmt: skip
+    if rng.random() < 0.1:
+        return {"event_type": "WPCreated", "event_id": event_id, "payload": {"wp_id": wp}}
+    frm, to = rng.choice([("planned", "claimed"), ("claimed", "in_progress"),
+                          ("in_progress", "for_review"), ("for_review", "in_review"),
+                          ("in_review", "approved"), ("in_review", "planned"),
+                          ("genesis", "planned"), ("doing", "done")])  # fmt: skip
+    data: dict[str, Any] = {"actor": rng.choice(["claude", {"tool": "codex"}, None]), "at": at,
+                            "event_id": event_id, "force": rng.random() < 0.2,
+                            "from_lane": frm, "to_lane": to, "wp_id": wp}  # fmt: skip
+    if to == "planned" and frm == "in_review":
+        data["review_result"] = {"verdict": "changes_requested", "reviewer": "codex"}
+    if rng.random() < 0.3:
+        data["policy_metadata"] = {"agent": "claude", "shell_pid": rng.randint(1, 99)}
+    return data
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_logs_read_the_same_both_ways(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    lines = []
+    for i in range(rng.randint(0, 120)):
+        if rng.random() < 0.15:
+            lines.append(rng.choice(HOSTILE))
+        else:
+            line = json.dumps(record(rng, i), sort_keys=rng.random() < 0.5)
+            lines.append(line.encode())
+    data = b"\n".join(lines)
+    if rng.random() < 0.7:
+        data += b"\n"  # else a torn last line
+    same(data, monkeypatch)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+KEYS = ["event_id", "wp_id", "from_lane", "to_lane", "at", "kind", "delta", "actor", "force"]
+plausible = st.one_of(
+    json_values,
+    st.sampled_from([*lanes.LANES, "genesis", "annotation", "WP01", "", "2026-01-01T00:00:00Z"]),
+)
+line_values = st.one_of(
+    st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=4), plausible, max_size=8).map(
+        lambda d: json.dumps(d).encode()
+    ),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    st.binary(max_size=30),
+    st.sampled_from(HOSTILE),
+)
+
+
+@PROPERTY
+@given(st.lists(line_values, max_size=10), st.booleans())
+def test_any_lines_read_the_same_both_ways(lines: list[bytes], terminated: bool) -> None:
+    data = b"\n".join(lines) + (b"\n" if terminated and lines else b"")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        same(data, monkeypatch)
+
+
+def test_a_line_nested_too_deep_is_a_warning_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"[]\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    for threshold in (0, 1 << 60):
+        monkeypatch.setattr(events, "FAST_DECODE_BYTES", threshold)
+        parsed = parse_log(data)
+        assert [(w.line, w.message) for w in parsed.warnings] == [
+            (1, "not a JSON object"),
+            (2, "not valid JSON"),
+        ]

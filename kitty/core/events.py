@@ -110,44 +110,60 @@ def _missing(data: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
     return []
 
 
+#: Every lane name or alias -> its canonical lane (`lanes.canonical` as one lookup).
+_CANONICAL = {name: lanes.canonical(name) for name in (*lanes.TRANSITIONS, *lanes.ALIASES)}
+
+
 def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
-    """Classify one decoded JSON object. Returns a warning for an unusable record."""
+    """Classify one decoded JSON object. Returns a warning for an unusable record.
+
+    Runs once per log line: each key is read once, and the exact checks (`_missing`,
+    `lanes.canonical` of a non-string) run only when the quick ones fail.
+    """
     if "event_type" in data or "type" in data:
         return Other(data, line)
-    if data.get("kind") == "annotation":
-        missing = _missing(data, ANNOTATION_REQUIRED)
-        if missing:
-            return LogWarning(line, f"annotation missing {', '.join(missing)}")
-        if not _is_wp_id(data["wp_id"]):
-            return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
-        if not isinstance(data["delta"], dict):
+    get = data.get
+    kind = get("kind")
+    event_id: Any = get("event_id")
+    wp_id: Any = get("wp_id")
+    at: Any = get("at")
+    if kind == "annotation":
+        delta = get("delta")
+        if not (event_id and wp_id and at and delta):
+            missing = _missing(data, ANNOTATION_REQUIRED)
+            if missing:
+                return LogWarning(line, f"annotation missing {', '.join(missing)}")
+        if not _is_wp_id(wp_id):
+            return LogWarning(line, f"wp_id {wp_id!r} is not a work package id")
+        if not isinstance(delta, dict):
             return LogWarning(line, "annotation delta is not an object")
         try:
-            at_us = parse_at(data["at"])
+            at_us = parse_at(at)
         except ValueError:
-            return LogWarning(line, f"bad timestamp {data['at']!r}")
-        return Annotation(
-            str(data["event_id"]), str(data["wp_id"]), data["at"], at_us, data["delta"], data, line
-        )
-    if "kind" in data:
+            return LogWarning(line, f"bad timestamp {at!r}")
+        return Annotation(str(event_id), str(wp_id), at, at_us, delta, data, line)
+    if kind is not None or "kind" in data:
         return Other(data, line)
-    missing = _missing(data, TRANSITION_REQUIRED)
-    if missing:
-        return LogWarning(line, f"lane transition missing {', '.join(missing)}")
-    if not _is_wp_id(data["wp_id"]):
-        return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
-    to_lane = lanes.canonical(str(data["to_lane"]))
+    frm, to = get("from_lane"), get("to_lane")
+    if not (event_id and wp_id and frm and to and at):
+        missing = _missing(data, TRANSITION_REQUIRED)
+        if missing:
+            return LogWarning(line, f"lane transition missing {', '.join(missing)}")
+    if not _is_wp_id(wp_id):
+        return LogWarning(line, f"wp_id {wp_id!r} is not a work package id")
+    to_lane = _CANONICAL.get(to) if type(to) is str else lanes.canonical(str(to))
     if to_lane is None or to_lane == lanes.GENESIS:
-        return LogWarning(line, f"unknown to_lane {data['to_lane']!r}")
-    from_lane = str(data["from_lane"])
-    from_lane = lanes.canonical(from_lane) or from_lane
+        return LogWarning(line, f"unknown to_lane {to!r}")
+    if type(frm) is str:
+        from_lane = _CANONICAL.get(frm) or frm
+    else:
+        from_lane = str(frm)
+        from_lane = lanes.canonical(from_lane) or from_lane
     try:
-        at_us = parse_at(data["at"])
+        at_us = parse_at(at)
     except ValueError:
-        return LogWarning(line, f"bad timestamp {data['at']!r}")
-    return Transition(
-        str(data["event_id"]), str(data["wp_id"]), from_lane, to_lane, data["at"], at_us, data, line
-    )
+        return LogWarning(line, f"bad timestamp {at!r}")
+    return Transition(str(event_id), str(wp_id), from_lane, to_lane, at, at_us, data, line)
 
 
 #: A log (or tail) at least this big is decoded with msgspec, about 5x faster than the

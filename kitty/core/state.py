@@ -338,6 +338,7 @@ def _apply_annotation(st: WPState, ev: Annotation) -> None:
         st.runtime_claim["heartbeat"] = ev.at
 
 
+_FOLDED = (Transition, Annotation)  # a tuple: isinstance is faster with it than with a union
 #: Replay order: (`at` as a time, `event_id`).
 _ORDER = attrgetter("at_us", "event_id")
 
@@ -362,7 +363,7 @@ def replay(events: Iterable[Event]) -> Board:
                     )
                 continue
             first_seen[event_id] = ev
-        if isinstance(ev, Transition | Annotation):
+        if isinstance(ev, _FOLDED):
             ordered.append(ev)
     ordered.sort(key=_ORDER)
     _fold(board, ordered)

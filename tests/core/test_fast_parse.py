@@ -163,3 +163,90 @@ def test_a_line_nested_too_deep_is_a_warning_not_a_crash(monkeypatch: pytest.Mon
             (1, "not a JSON object"),
             (2, "not valid JSON"),
         ]
+
+
+def reference_record(data: dict[str, Any], line: int = 0) -> Any:
+    """parse_record as it was before its quick checks (kept here as the oracle)."""
+    from kitty.core.clock import parse_at
+    from kitty.core.events import (
+        ANNOTATION_REQUIRED,
+        TRANSITION_REQUIRED,
+        Annotation,
+        LogWarning,
+        Other,
+        Transition,
+    )
+
+    def missing(keys: tuple[str, ...]) -> list[str]:
+        return [k for k in keys if data.get(k) in (None, "")]
+
+    def is_wp(value: Any) -> bool:
+        return isinstance(value, str) and value[:2] == "WP" and value[2:].isdigit()
+
+    if "event_type" in data or "type" in data:
+        return Other(data, line)
+    if data.get("kind") == "annotation":
+        if missing(ANNOTATION_REQUIRED):
+            return LogWarning(line, f"annotation missing {', '.join(missing(ANNOTATION_REQUIRED))}")
+        if not is_wp(data["wp_id"]):
+            return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
+        if not isinstance(data["delta"], dict):
+            return LogWarning(line, "annotation delta is not an object")
+        try:
+            at_us = parse_at(data["at"])
+        except ValueError:
+            return LogWarning(line, f"bad timestamp {data['at']!r}")
+        return Annotation(
+            str(data["event_id"]), str(data["wp_id"]), data["at"], at_us, data["delta"], data, line
+        )
+    if "kind" in data:
+        return Other(data, line)
+    gone = missing(TRANSITION_REQUIRED)
+    if gone:
+        return LogWarning(line, f"lane transition missing {', '.join(gone)}")
+    if not is_wp(data["wp_id"]):
+        return LogWarning(line, f"wp_id {data['wp_id']!r} is not a work package id")
+    to_lane = lanes.canonical(str(data["to_lane"]))
+    if to_lane is None or to_lane == lanes.GENESIS:
+        return LogWarning(line, f"unknown to_lane {data['to_lane']!r}")
+    from_lane = str(data["from_lane"])
+    from_lane = lanes.canonical(from_lane) or from_lane
+    try:
+        at_us = parse_at(data["at"])
+    except ValueError:
+        return LogWarning(line, f"bad timestamp {data['at']!r}")
+    return Transition(
+        str(data["event_id"]), str(data["wp_id"]), from_lane, to_lane, data["at"], at_us, data, line
+    )
+
+
+record_values = st.one_of(
+    plausible,
+    st.sampled_from([0, 1, True, False, {}, [], "doing", "DONE", " planned", "WP", "WP1x", 5]),
+)
+records = st.dictionaries(
+    st.sampled_from([*KEYS, "event_type", "type", "policy_metadata"]), record_values, max_size=9
+)
+
+
+@PROPERTY
+@given(records)
+def test_parse_record_quick_checks_change_nothing(data: dict[str, Any]) -> None:
+    assert repr(events.parse_record(data, 7)) == repr(reference_record(data, 7))
+
+
+@PROPERTY
+@given(st.sampled_from(["annotation", None]), st.data())
+def test_parse_record_on_complete_records(kind: str | None, draw: st.DataObject) -> None:
+    """Records with every required key present (the quick path) in all their shapes."""
+    data: dict[str, Any] = {
+        "event_id": draw.draw(record_values),
+        "wp_id": draw.draw(st.sampled_from(["WP01", "WP0001", "WP", "wp01", 1, "WP1a"])),
+        "at": draw.draw(st.sampled_from(["2026-01-01T00:00:00+00:00", "", "x", 0, None])),
+        "from_lane": draw.draw(record_values),
+        "to_lane": draw.draw(record_values),
+        "delta": draw.draw(st.sampled_from([{}, {"note": "n"}, [], "", None, 0])),
+    }
+    if kind is not None:
+        data["kind"] = kind
+    assert repr(events.parse_record(data, 3)) == repr(reference_record(data, 3))

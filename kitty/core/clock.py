@@ -25,7 +25,7 @@ def parse_at(text: str) -> int:
     if not isinstance(text, str):
         raise ValueError(f"not a timestamp: {text!r}")
     dt = datetime.fromisoformat(text)
-    if dt.utcoffset() is None:
+    if dt.tzinfo is None:  # fromisoformat gives a fixed offset or none: same as utcoffset()
         dt = dt.replace(tzinfo=UTC)
     delta = dt - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -102,17 +102,22 @@ def _read_value(text: str) -> Any:
     return _scalar(text)
 
 
-def read_plain(front: str) -> dict[str, Any] | None:
-    """The front matter as PyYAML would load it, or None when outside the subset."""
+def read_plain(front: str, key_lines: dict[str, int] | None = None) -> dict[str, Any] | None:
+    """The front matter as PyYAML would load it, or None when outside the subset.
+
+    `key_lines`, when given, receives the line of each top-level key in the file (the
+    front matter starts on line 2), as `wpfile.key_lines` finds them; it is complete
+    only when the text was read (not None).
+    """
     if not front.replace("\n", "").isprintable():
         return None  # tabs, CR, NEL, LS/PS, BOM, controls, odd spaces: PyYAML decides
     try:
-        return _read(front.split("\n"))
+        return _read(front.split("\n"), {} if key_lines is None else key_lines)
     except _Unsupported:
         return None
 
 
-def _read(lines: list[str]) -> dict[str, Any]:
+def _read(lines: list[str], key_lines: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     index, count = 0, len(lines)
     while index < count:
@@ -128,6 +133,7 @@ def _read(lines: list[str]) -> dict[str, Any]:
         key, rest = match.group(1), match.group(2)
         if key in _SPECIAL:
             raise _Unsupported
+        key_lines.setdefault(key, index + 1)  # index counts this line; +1 for the opening ---
         if rest is not None and rest.strip(" "):
             result[key] = _value(rest)
             continue

@@ -55,9 +55,11 @@ def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[s
             "start the file with a '---' line, the YAML keys, and a closing '---' line",
         )
     front, body, _ = parts
-    meta = read_plain(front)
+    lines: dict[str, int] = {}
+    meta = read_plain(front, lines)
     if meta is None:
         meta = _load_yaml(path, front)
+        lines = key_lines(front)
     if not isinstance(meta, dict):
         raise SpecError(
             path,
@@ -65,7 +67,7 @@ def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[s
             "front matter is not a mapping of keys to values",
             "write the front matter as 'key: value' lines",
         )
-    return meta, body, key_lines(front)
+    return meta, body, lines
 
 
 def _load_yaml(path: str, front: str) -> Any:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kitty.core.frontmatter import read_plain
-from kitty.core.wpfile import split_front_matter
+from kitty.core.wpfile import key_lines, split_front_matter
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -24,9 +24,11 @@ def yaml_load(text: str) -> object:
 
 def check(text: str) -> bool:
     """True when the fast reader took the text (and then it must equal PyYAML)."""
-    fast = read_plain(text)
+    lines: dict[str, int] = {}
+    fast = read_plain(text, lines)
     if fast is None:
         return False
+    assert lines == key_lines(text), text  # the lines the plain reader saw, as key_lines
     status, expected = yaml_load(text)
     assert status == "ok", text
     assert fast == (expected or {}), text

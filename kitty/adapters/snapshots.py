@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_log
-from kitty.core.state import Board, extend, replay
+from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_log, scan_log
+from kitty.core.state import Board, extend, fold
 
 FORMAT = 2
 DISABLE_ENV = "KITTY_NO_CACHE"
@@ -173,10 +173,9 @@ def _fingerprint(handle: Any, end: int) -> tuple[int, ...]:
 
 def _full(data: bytes) -> tuple[LogState, set[str]]:
     with gc_paused():
-        parsed = parse_log(data)
-        board = replay(parsed.events)
-        ids = {e for ev in parsed.events if (e := ev.event_id)}
-    return LogState(board, parsed.warnings, parsed.unterminated), ids
+        scan = scan_log(data)
+        board = fold(scan.events, scan.repeats)
+    return LogState(board, scan.warnings, scan.unterminated), scan.ids
 
 
 def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:

@@ -23,7 +23,11 @@ ANNOTATION_REQUIRED = ("event_id", "wp_id", "at", "delta")
 @dataclass(slots=True)
 class Transition:
     """A lane transition. Events are not frozen (building a frozen dataclass costs ~3x as
-    much, and a log holds hundreds of thousands); nothing changes one after parsing."""
+    much, and a log holds hundreds of thousands); nothing changes one after parsing.
+
+    The fields after `line` are what replay reads, taken out of `data` once by
+    `parse_record`; an event read by `scan_log` keeps only those (its `data` is empty).
+    """
 
     event_id: str
     wp_id: str
@@ -33,14 +37,15 @@ class Transition:
     at_us: int
     data: dict[str, Any]
     line: int = 0
+    tool: str | None = None  # actor_tool(actor)
+    policy: dict[str, Any] | None = None  # policy_metadata when it is an object
+    force: bool = False  # `force` is exactly true
+    reason: str | None = None  # `reason` when it is a string
+    review_result: dict[str, Any] | None = None  # when it is an object
 
     @property
     def actor(self) -> Any:
         return self.data.get("actor")
-
-    @property
-    def force(self) -> bool:
-        return self.data.get("force") is True
 
 
 @dataclass(slots=True)
@@ -163,7 +168,22 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
         at_us = parse_at(at)
     except ValueError:
         return LogWarning(line, f"bad timestamp {at!r}")
-    return Transition(str(event_id), str(wp_id), from_lane, to_lane, at, at_us, data, line)
+    policy, reason, result = get("policy_metadata"), get("reason"), get("review_result")
+    return Transition(
+        str(event_id),
+        str(wp_id),
+        from_lane,
+        to_lane,
+        at,
+        at_us,
+        data,
+        line,
+        actor_tool(get("actor")),
+        policy if isinstance(policy, dict) else None,
+        get("force") is True,
+        reason if isinstance(reason, str) else None,
+        result if isinstance(result, dict) else None,
+    )
 
 
 #: A log (or tail) at least this big is decoded with msgspec, about 5x faster than the
@@ -256,6 +276,109 @@ def _parse(
         else:
             events.append(parsed)
     return result
+
+
+@dataclass(slots=True)
+class ScannedLog:
+    """A log read for replay alone (`scan_log`)."""
+
+    #: Transitions and annotations in file order, each event id once (its first line),
+    #: keeping only what replay reads (their `data` is empty).
+    events: list[Transition | Annotation] = field(default_factory=list)
+    #: Unusable lines, as in `ParsedLog.warnings`.
+    warnings: list[LogWarning] = field(default_factory=list)
+    #: Repeated event ids with different content, as `replay` reports them.
+    repeats: list[LogWarning] = field(default_factory=list)
+    #: Every event id in the log.
+    ids: set[str] = field(default_factory=set)
+    unterminated: bool = False
+
+
+_LEAN: dict[str, Any] = {}  # the `data` of a scanned event (read only)
+
+
+def scan_log(data: bytes) -> ScannedLog:
+    """Read a log for replay: `state.fold(scan.events, scan.repeats)` is the board of
+    `replay(parse_log(data).events)`, and warnings, ids and `unterminated` are the same.
+
+    Each record is dropped as soon as its event has taken what replay reads, so the
+    memory holds the events, not every decoded record (what the snapshot cache's
+    full read of a 132 MB log spends most of its time allocating). Repeated event
+    ids are settled here, comparing the two lines' whole records as replay does.
+    """
+    unterminated = bool(data) and not data.endswith(b"\n")
+    result = ScannedLog(unterminated=unterminated)
+    decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
+    events, warnings, repeats = result.events, result.warnings, result.repeats
+    seen: dict[str, int] = {}
+    last = data.count(b"\n") + (1 if unterminated else 0)
+    loads = json.loads
+    find = data.find
+    start, size, number = 0, len(data), 0
+    while start < size:
+        stop = find(b"\n", start)
+        if stop < 0:
+            stop = size
+        raw = data[start:stop]
+        start = stop + 1
+        number += 1
+        record: Any = _NOTHING
+        if decode is not None:
+            try:
+                record = decode(raw)
+            except Exception:  # outside msgspec's subset: the json module decides
+                record = _NOTHING
+        if record is _NOTHING:
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
+                continue
+            try:
+                record = loads(text)
+            except (ValueError, RecursionError):
+                torn = unterminated and number == last
+                warnings.append(
+                    LogWarning(
+                        number, "torn last line (write interrupted)" if torn else "not valid JSON"
+                    )
+                )
+                continue
+        if not isinstance(record, dict):
+            warnings.append(LogWarning(number, "not a JSON object"))
+            continue
+        parsed = parse_record(record, number)
+        if isinstance(parsed, LogWarning):
+            warnings.append(parsed)
+            continue
+        event_id = parsed.event_id
+        if event_id:
+            first = seen.get(event_id)
+            if first is not None:
+                if _whole(data, first) != _whole(data, number):
+                    repeats.append(
+                        LogWarning(
+                            number,
+                            f"event_id {event_id} repeats line {first} with different content",
+                        )
+                    )
+                continue
+            seen[event_id] = number
+        if isinstance(parsed, Other):
+            continue
+        parsed.data = _LEAN
+        events.append(parsed)
+    result.ids = set(seen)
+    return result
+
+
+def _whole(data: bytes, number: int) -> Any:
+    """The decoded record on line `number` of `data` (a line that parsed): replay
+    compares two records with the same event id whole."""
+    start = 0
+    for _ in range(number - 1):
+        start = data.index(b"\n", start) + 1
+    stop = data.find(b"\n", start)
+    raw = data[start : stop if stop >= 0 else len(data)]
+    return json.loads(raw.decode("utf-8", errors="replace"))
 
 
 def serialize(record: dict[str, Any]) -> str:

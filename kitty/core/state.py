@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.events import Annotation, Event, LogWarning, Transition, actor_tool
+from kitty.core.events import Annotation, Event, LogWarning, Transition
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset(
@@ -156,15 +156,16 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 def event_agent(ev: Transition) -> str | None:
     """The agent a transition speaks for: `policy_metadata.agent`, else the actor's tool."""
-    policy = as_dict(ev.data.get("policy_metadata"))
-    agent = policy.get("agent")
-    return agent if isinstance(agent, str) and agent else actor_tool(ev.actor)
+    agent = ev.policy.get("agent") if ev.policy else None
+    return agent if isinstance(agent, str) and agent else ev.tool
 
 
 def event_machine(ev: Transition) -> str | None:
-    machine = as_dict(ev.data.get("policy_metadata")).get("machine")
+    machine = ev.policy.get("machine") if ev.policy else None
     return machine if isinstance(machine, str) and machine else None
 
+
+_NO_POLICY: dict[str, Any] = {}  # read only
 
 #: `_admit` verdicts besides a conflict kind.
 APPLY, SKIP = "apply", "skip"
@@ -200,8 +201,8 @@ def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
             "and was not applied"
         )
     if ev.to_lane == lanes.APPROVED:
-        agent = actor_tool(ev.actor) or event_agent(ev)
-        policy = as_dict(ev.data.get("policy_metadata"))
+        agent = ev.tool or event_agent(ev)
+        policy = ev.policy or _NO_POLICY
         if (
             st.implementer
             and agent == st.implementer
@@ -214,22 +215,16 @@ def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
     return APPLY, ""
 
 
-_NO_POLICY: dict[str, Any] = {}  # read only
-
-
 def _apply_transition(st: WPState, ev: Transition) -> None:
     # Runs once per applied transition (hundreds of thousands in a big log): every
     # field of the event is read once, event_agent/event_machine are inlined.
-    data = ev.data
-    tool = actor_tool(data.get("actor"))
-    policy = data.get("policy_metadata")
-    if not isinstance(policy, dict):
-        policy = _NO_POLICY
+    tool = ev.tool
+    policy = ev.policy or _NO_POLICY
     said = policy.get("agent")
     agent = said if isinstance(said, str) else tool
     machine = policy.get("machine")
     to_lane, from_lane, at = ev.to_lane, ev.from_lane, ev.at
-    force = data.get("force") is True
+    force = ev.force
     previous = st.lane
     st.entry = (
         from_lane,
@@ -241,8 +236,7 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
     st.actor = tool
     st.last_transition_at = at
     st.lane_since_us = ev.at_us
-    reason = data.get("reason")
-    st.last_reason = reason if isinstance(reason, str) else None
+    st.last_reason = ev.reason
     if force:
         st.force_count += 1
     if to_lane == lanes.CLAIMED or (
@@ -267,8 +261,8 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
                 st.runtime_claim = dict(st.runtime_claim or {}, agent=agent, at=at, **lease)
     else:
         st.runtime_claim = None
-    result = data.get("review_result")
-    if isinstance(result, dict):
+    result = ev.review_result
+    if result is not None:
         st.review_result = result
         verdict = str(result.get("verdict") or "")
         reviewer = result.get("reviewer")
@@ -367,6 +361,16 @@ def replay(events: Iterable[Event]) -> Board:
             ordered.append(ev)
     ordered.sort(key=_ORDER)
     _fold(board, ordered)
+    return board
+
+
+def fold(events: list[Transition | Annotation], repeats: list[LogWarning]) -> Board:
+    """The board of events whose repeated ids were already dropped and reported in
+    `repeats` (`events.scan_log`): the same board as `replay` of the whole log.
+    Sorts `events` in place."""
+    board = Board(warnings=list(repeats))
+    events.sort(key=_ORDER)
+    _fold(board, events)
     return board
 
 

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kitty.core import events, lanes
-from kitty.core.events import ParsedLog, parse_lines, parse_log
-from kitty.core.state import replay
+from kitty.core.events import ParsedLog, parse_lines, parse_log, scan_log
+from kitty.core.state import fold, replay
 
 PROPERTY = settings(
     database=None,
@@ -73,11 +73,17 @@ def reference(data: bytes) -> ParsedLog:
 
 def same(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = reference(data)
+    board = repr(replay(expected.events))
+    ids = {e for ev in expected.events if (e := ev.event_id)}
     for threshold in (0, 1 << 60):
         monkeypatch.setattr(events, "FAST_DECODE_BYTES", threshold)
         got = parse_log(data)
         assert repr(got) == repr(expected), threshold
-        assert repr(replay(got.events)) == repr(replay(expected.events)), threshold
+        assert repr(replay(got.events)) == board, threshold
+        scan = scan_log(data)  # the snapshot cache's full read
+        assert repr(fold(scan.events, scan.repeats)) == board, threshold
+        assert repr(scan.warnings) == repr(expected.warnings), threshold
+        assert (scan.ids, scan.unterminated) == (ids, expected.unterminated), threshold
     tail = parse_log(data, first_line=41)
     assert [w.line - 40 for w in tail.warnings] == [w.line for w in expected.warnings]
 
@@ -175,6 +181,7 @@ def reference_record(data: dict[str, Any], line: int = 0) -> Any:
         LogWarning,
         Other,
         Transition,
+        actor_tool,
     )
 
     def missing(keys: tuple[str, ...]) -> list[str]:
@@ -215,8 +222,21 @@ def reference_record(data: dict[str, Any], line: int = 0) -> Any:
         at_us = parse_at(data["at"])
     except ValueError:
         return LogWarning(line, f"bad timestamp {data['at']!r}")
+    policy, reason, result = (data.get(k) for k in ("policy_metadata", "reason", "review_result"))
     return Transition(
-        str(data["event_id"]), str(data["wp_id"]), from_lane, to_lane, data["at"], at_us, data, line
+        str(data["event_id"]),
+        str(data["wp_id"]),
+        from_lane,
+        to_lane,
+        data["at"],
+        at_us,
+        data,
+        line,
+        actor_tool(data.get("actor")),
+        policy if isinstance(policy, dict) else None,
+        data.get("force") is True,
+        reason if isinstance(reason, str) else None,
+        result if isinstance(result, dict) else None,
     )
 
 

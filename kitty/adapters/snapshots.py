@@ -171,11 +171,12 @@ def _fingerprint(handle: Any, end: int) -> tuple[int, ...]:
     return tuple(sums)
 
 
-def _full(data: bytes) -> tuple[LogState, set[str]]:
+def _full(data: bytes) -> tuple[LogState, set[str], int]:
+    """The log's state, its event ids and its number of lines."""
     with gc_paused():
         scan = scan_log(data)
         board = fold(scan.events, scan.repeats)
-    return LogState(board, scan.warnings, scan.unterminated), scan.ids
+    return LogState(board, scan.warnings, scan.unterminated), scan.ids, scan.lines
 
 
 def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:
@@ -215,9 +216,9 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
                     return state
         handle.seek(0)
         data = handle.read()
-        state, ids = _full(data)
+        state, ids, lines = _full(data)
         if not state.unterminated:
-            _save(meta_path, ids_path, state, ids, handle, st, len(data), data.count(b"\n"))
+            _save(meta_path, ids_path, state, ids, handle, st, len(data), lines)
         return state
 
 

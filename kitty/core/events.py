@@ -292,6 +292,7 @@ class ScannedLog:
     #: Every event id in the log.
     ids: set[str] = field(default_factory=set)
     unterminated: bool = False
+    lines: int = 0  # the number of lines, the unterminated one included
 
 
 _LEAN: dict[str, Any] = {}  # the `data` of a scanned event (read only)
@@ -311,7 +312,7 @@ def scan_log(data: bytes) -> ScannedLog:
     decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
     events, warnings, repeats = result.events, result.warnings, result.repeats
     seen: dict[str, int] = {}
-    last = data.count(b"\n") + (1 if unterminated else 0)
+    last = data.count(b"\n") + 1 if unterminated else 0  # the torn line's number
     loads = json.loads
     find = data.find
     start, size, number = 0, len(data), 0
@@ -367,6 +368,7 @@ def scan_log(data: bytes) -> ScannedLog:
         parsed.data = _LEAN
         events.append(parsed)
     result.ids = set(seen)
+    result.lines = number
     return result
 
 

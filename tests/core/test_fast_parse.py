@@ -84,6 +84,7 @@ def same(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
         assert repr(fold(scan.events, scan.repeats)) == board, threshold
         assert repr(scan.warnings) == repr(expected.warnings), threshold
         assert (scan.ids, scan.unterminated) == (ids, expected.unterminated), threshold
+        assert scan.lines == len(data.split(b"\n")) - (0 if scan.unterminated else 1)
     tail = parse_log(data, first_line=41)
     assert [w.line - 40 for w in tail.warnings] == [w.line for w in expected.warnings]
 

@@ -124,6 +124,31 @@ def dispatch_record(
     }
 
 
+def _events_naming(mission: Mission, text: str) -> list[Any]:
+    """The log's events whose line contains `text`, in log order. A plain id (a ULID) is
+    searched for in the raw log and only the lines holding it are decoded, so a claim
+    with --invocation-id does not parse the whole log (seconds at 10,000 WPs); anything
+    else (which JSON might have escaped) takes the full parse."""
+    if "log" in mission.__dict__ or not (text.isascii() and text.isalnum()):
+        return list(mission.log.events)
+    from kitty.adapters.eventlog import open_log
+    from kitty.core.events import parse_lines
+
+    fd = open_log(mission.events_path)
+    if fd is None:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
+    needle, lines = text.encode(), []
+    at = data.find(needle)
+    while at != -1:
+        end = data.find(b"\n", at)
+        end = len(data) if end == -1 else end
+        lines.append(data[data.rfind(b"\n", 0, at) + 1 : end].decode("utf-8", errors="replace"))
+        at = data.find(needle, end)
+    return list(parse_lines(lines).events)
+
+
 def check_invocation(
     mission: Mission, invocation_id: str, wp_id: str, action: str, agent: str, model: str | None
 ) -> None:
@@ -132,7 +157,7 @@ def check_invocation(
 
     records = [
         e.data
-        for e in mission.log.events
+        for e in _events_naming(mission, invocation_id)
         if isinstance(e, Other)
         and e.data.get("type") == DISPATCH
         and e.data.get("invocation_id") == invocation_id

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kitty.errors import GuardRefused
 from tests.helpers import git, kitty, make_mission, ok
 
 SLUG = "demo-01ABCDEF"
@@ -334,6 +335,35 @@ def test_invocation_id_fails_closed(repo: Path) -> None:
     assert wrong.code == 1 and "model 'opus' (dispatched: 'haiku')" in wrong.err
     ok(repo, *args, "--invocation-id", "01GOODDISPATCH")
     assert wp_status(repo)["lane"] == "in_progress"
+
+
+def test_invocation_id_is_only_a_dispatch_record_found_without_parsing_the_log(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The id is searched in the raw log; a line that merely mentions it (a note) is no
+    dispatch, and the first dispatch record with it decides, as a full parse would."""
+    from kitty.adapters import eventlog
+    from kitty.services import actions
+    from kitty.services.actions import dispatch_record
+    from kitty.services.workspace import Mission
+
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    note = mission.annotation("WP01", "claude", {"note": "see 01MENTIONED"})
+    first = dispatch_record(mission, "01TWICE", "WP01", "implement", "claude", None)
+    second = dispatch_record(mission, "01TWICE", "WP02", "implement", "claude", None)
+    mission.record(lambda board: [note, first, second])
+
+    def no_full_parse(path: Path) -> None:
+        raise AssertionError("the whole log was parsed")
+
+    monkeypatch.setattr(eventlog, "read", no_full_parse)
+    fresh = Mission.open(repo, None)
+    with pytest.raises(GuardRefused, match="unknown --invocation-id '01MENTIONED'"):
+        actions.check_invocation(fresh, "01MENTIONED", "WP01", "implement", "claude", None)
+    with pytest.raises(GuardRefused, match="WP 'WP02' \\(dispatched: 'WP01'\\)"):
+        actions.check_invocation(fresh, "01TWICE", "WP02", "implement", "claude", None)
+    actions.check_invocation(fresh, "01TWICE", "WP01", "implement", "claude", None)
 
 
 def test_lone_agent_waiting_for_its_own_review_is_blocked_not_wait(repo: Path) -> None:

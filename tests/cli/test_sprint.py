@@ -657,3 +657,35 @@ def test_the_sprint_reads_the_mission_again_only_when_its_files_change(
     assert len(queues) == 1
     ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
     assert not runner.dispatch() and len(queues) == 2
+
+
+def test_resume_adopts_only_this_machines_sprint_agents(repo: Path) -> None:
+    """sprint_resume on its own: a held WP with a sprint's agent_pid is adopted (watched
+    while alive, re-dispatched when gone); a claim without one, or one the sprint does
+    not own (another machine's, for --remote), is somebody else's work."""
+    from kitty.services.sprint_resume import adoptions
+    from kitty.services.workspace import Mission
+
+    planned(repo, [{"wp_id": f"WP0{i}"} for i in range(1, 6)])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    claims = {
+        "WP01": {"agent_pid": os.getpid()},
+        "WP02": {"agent_pid": dead.pid},
+        "WP04": {"agent_pid": os.getpid(), "sprint_run": "elsewhere"},
+        "WP05": {"agent_pid": os.getpid()},
+    }
+    for wp_id in ("WP01", "WP02", "WP03", "WP04"):
+        ok(repo, "move", wp_id, "claimed", "--agent", "claude")  # WP03: a human's claim
+    mission = Mission.open(repo, None)
+    for wp_id, delta in claims.items():  # WP05 stays planned: not held, nothing to adopt
+        record = mission.annotation(wp_id, "claude", delta)
+        mission.record(lambda board, record=record: [record])  # type: ignore[misc]
+    mine = lambda claim: claim.get("sprint_run") != "elsewhere"  # noqa: E731
+    found = adoptions(Mission.open(repo, None), mine)
+    assert [(a.wp_id, a.role, a.agent, a.alive, a.lane) for a in found] == [
+        ("WP01", "implement", "claude", True, "claimed"),
+        ("WP02", "implement", "claude", False, "claimed"),
+    ]
+    assert found[0].event()["how"] == "watching the running agent"
+    assert found[1].event()["how"] == "its agent is gone: dispatching it again"

@@ -6,31 +6,27 @@ Services are imported inside the commands so `kitty --help` stays fast.
 
 from __future__ import annotations
 
-import errno
-import os
 import sys
-import tempfile
-import traceback
 from typing import Any, NoReturn
 
 import click
 
 from kitty import __version__
-from kitty.errors import EnvironmentProblem, KittyError, UsageError
+from kitty.errors import UsageError
+from kitty.exits import failed
 from kitty.output import error
 
 
 def run(group: click.Group, args: list[str], prog_name: str = "kitty") -> int:
-    """Invoke the CLI and map every outcome to an exit code (the only place that does)."""
+    """Invoke the CLI and map every outcome to an exit code (click's own here, the rest
+    in `kitty.exits`, which the click-free fast path shares)."""
     as_json = "--json" in args
     try:
         result = group.main(args=args, prog_name=prog_name, standalone_mode=False)
         return result if isinstance(result, int) else 0
-    except KittyError as exc:
-        return error(exc, as_json)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         return 130
     except click.ClickException as exc:
@@ -38,63 +34,8 @@ def run(group: click.Group, args: list[str], prog_name: str = "kitty") -> int:
             return error(UsageError(exc.format_message(), "see --help"), True)
         exc.show()
         return 2 if isinstance(exc, click.UsageError) else exc.exit_code
-    except BrokenPipeError:
-        return 0
-    except OSError as exc:
-        if exc.errno not in _ENVIRONMENTAL:
-            return _crash(args, as_json)
-        where = f" {exc.filename}" if exc.filename else ""
-        return error(
-            EnvironmentProblem(
-                f"cannot access{where}: {exc.strerror or exc}",
-                "check the path's permissions, type (file or directory) and free space; "
-                "`kitty doctor` lists what is wrong",
-            ),
-            as_json,
-        )
-    except Exception:
-        return _crash(args, as_json)
-
-
-#: OS errors caused by the machine, not by kitty: a one-line error (exit 1), not a crash.
-_ENVIRONMENTAL = frozenset(
-    getattr(errno, name)
-    for name in (
-        "EACCES",
-        "EPERM",
-        "EROFS",
-        "ENOSPC",
-        "EDQUOT",
-        "ELOOP",
-        "EISDIR",
-        "ENOTDIR",
-        "ENAMETOOLONG",
-        "EMFILE",
-        "ENFILE",
-        "EIO",
-    )
-    if hasattr(errno, name)
-)
-
-
-def _crash(args: list[str], as_json: bool) -> int:
-    """A real bug: keep the traceback in a log file and exit 3."""
-    fd, path = tempfile.mkstemp(prefix="kitty-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"kitty {__version__} {args!r}\n")
-        traceback.print_exc(file=handle)
-    return error(
-        _Bug(
-            f"unexpected internal error (details in {path})",
-            "please report it with that log file",
-        ),
-        as_json,
-    )
-
-
-class _Bug(KittyError):
-    exit_code = 3
-    code = "internal"
+    except (Exception, KeyboardInterrupt) as exc:
+        return failed(exc, args, as_json)
 
 
 class KittyGroup(click.Group):

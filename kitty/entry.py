@@ -1,7 +1,8 @@
-"""The `kitty` executable: the hot read commands first, then the full click CLI.
+"""The `kitty` executable: the hot commands first, then the full click CLI.
 
-`kitty status` and `kitty next --json` in their plain spellings run without
-importing click (kitty/fastpath.py); everything else goes to `kitty.cli`.
+`kitty status`, `kitty next` (also `--claim`), `kitty move` and `kitty agent tasks
+move-task` in their plain spellings run without importing click (kitty/fastpath.py);
+everything else goes to `kitty.cli`.
 """
 
 from __future__ import annotations

@@ -2,37 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from kitty.commands.base import agent_option, json_option, mission_option, open_mission
+from kitty.core.render import next_text
 from kitty.output import emit
-
-
-def next_text(d: dict[str, Any]) -> str:
-    head = d["action"].upper() + (f" {d['wp_id']}" if d["wp_id"] else "")
-    if d["cycle"]:
-        head += f" (cycle {d['cycle']})"
-    if d["claimed"]:
-        head += " [claimed]"
-    p = d["progress"]
-    lines = [
-        head,
-        f"why: {d['reason']}",
-        f"progress: {p['approved_or_done']}/{p['total']} approved or done, "
-        f"{p['done_percentage']:.0f}% done, {p['weighted_percentage']:.0f}% weighted",
-    ]
-    for c in d.get("conflicts", []):
-        lines.append(f"conflict: {c['message']} (line {c['line']}, {c['at']})")
-        lines += [f"  resolve: {cmd}" for cmd in c["commands"]]
-    if d["blocked_by"]:
-        lines.append("blocked by:")
-        lines += [f"  - {b}" for b in d["blocked_by"]]
-    if d["commands"]:
-        lines.append("run:")
-        lines += [f"  {c}" for c in d["commands"]]
-    return "\n".join(lines)
 
 
 @click.command("next")

@@ -85,6 +85,7 @@ def _move_options(func: Any) -> Any:
 
 
 def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> int:
+    from kitty.core.render import move_text
     from kitty.services.moves import move_task
 
     as_json = opts.pop("as_json")
@@ -101,16 +102,7 @@ def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> i
         intended_reviewer=opts["intended_reviewer"],
         reviewer_failure_reason=opts["reviewer_failure_reason"],
     )
-    text = (
-        f"{result['wp_id']}: {result['from_lane']} → {result['to_lane']}"
-        + (f" (by {result['actor']})" if result["actor"] else "")
-        + (" [forced]" if result["force"] else "")
-    )
-    if result["review_ref"]:
-        text += f"\nfeedback stored: {result['review_ref']} (cycle {result['review_cycles']})"
-    if result["arbiter"]:
-        text += f"\narbiter decision recorded: {result['arbiter']['decision']}"
-    emit(result, text, as_json)
+    emit(result, move_text(result), as_json)
     return 0
 
 

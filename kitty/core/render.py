@@ -275,3 +275,43 @@ def list_text(view: dict[str, Any]) -> str:
             f"{pad(agent, agent_width)}  {' '.join(str(wp['title']).split())}{tail}"
         )
     return "\n".join(out) + "\n"
+
+
+def next_text(d: dict[str, Any]) -> str:
+    """`kitty next` for a person: the action, why, progress, conflicts, blockers, commands."""
+    head = d["action"].upper() + (f" {d['wp_id']}" if d["wp_id"] else "")
+    if d["cycle"]:
+        head += f" (cycle {d['cycle']})"
+    if d["claimed"]:
+        head += " [claimed]"
+    p = d["progress"]
+    lines = [
+        head,
+        f"why: {d['reason']}",
+        f"progress: {p['approved_or_done']}/{p['total']} approved or done, "
+        f"{p['done_percentage']:.0f}% done, {p['weighted_percentage']:.0f}% weighted",
+    ]
+    for c in d.get("conflicts", []):
+        lines.append(f"conflict: {c['message']} (line {c['line']}, {c['at']})")
+        lines += [f"  resolve: {cmd}" for cmd in c["commands"]]
+    if d["blocked_by"]:
+        lines.append("blocked by:")
+        lines += [f"  - {b}" for b in d["blocked_by"]]
+    if d["commands"]:
+        lines.append("run:")
+        lines += [f"  {c}" for c in d["commands"]]
+    return "\n".join(lines)
+
+
+def move_text(result: dict[str, Any]) -> str:
+    """A move (`kitty move`, `kitty agent tasks move-task`) for a person."""
+    text = (
+        f"{result['wp_id']}: {result['from_lane']} → {result['to_lane']}"
+        + (f" (by {result['actor']})" if result["actor"] else "")
+        + (" [forced]" if result["force"] else "")
+    )
+    if result["review_ref"]:
+        text += f"\nfeedback stored: {result['review_ref']} (cycle {result['review_cycles']})"
+    if result["arbiter"]:
+        text += f"\narbiter decision recorded: {result['arbiter']['decision']}"
+    return text

@@ -11,8 +11,6 @@ from kitty.core.state import Board, as_dict
 from kitty.core.transitions import MoveRequest, check_move
 from kitty.errors import UsageError
 from kitty.services.autocommit import autocommit
-from kitty.services.leases import foreign_holds, reclaim_expired, remote_lease
-from kitty.services.remote import transact
 from kitty.services.workspace import Mission
 
 
@@ -49,6 +47,8 @@ def next_step(
     who = mission.actor(agent)
     if not claim:
         return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
+    from kitty.services.leases import foreign_holds, reclaim_expired, remote_lease
+
     result: dict[str, decide.Decision] = {}
     lease = remote_lease(mission, remote) if remote else {}
     # Everything but the log is read before the lock: the locked section is the
@@ -93,6 +93,8 @@ def next_step(
         ]
 
     if remote:
+        from kitty.services.remote import transact
+
         transact(mission, remote, build, f"{who} claims")
         mission.refresh()
     else:

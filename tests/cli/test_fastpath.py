@@ -1,15 +1,25 @@
-"""`status` and `next --json` without click print exactly what the click commands print."""
+"""The hot commands without click (kitty/fastpath.py) do exactly what the click commands do.
+
+Reads (`status`, `next`) print the same bytes; writes (`move`, `agent tasks
+move-task`, `next --claim`) print the same bytes, exit with the same code and leave
+the same files (events, status.json, review-cycle files) behind, for every outcome:
+success, kitty's own errors, a busy lock, a bad setting, an OS error and a crash.
+"""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from kitty import fastpath
+from kitty.adapters import eventlog
 from tests.helpers import kitty, make_mission, ok
 
 SLUG = "fast-01FASTPA"
@@ -26,6 +36,9 @@ SAME = [
     ["next", "-a", "codex", "--json", "--mission", SLUG],
     ["next", "--json", "--agent=claude"],
     ["next", "--json"],
+    ["next", "--agent", "claude"],
+    ["next", "-a", "codex", "-m", SLUG],
+    ["next"],
 ]
 
 LEFT_TO_CLICK = [
@@ -35,10 +48,31 @@ LEFT_TO_CLICK = [
     ["status", "extra"],
     ["status", "--mission"],
     ["status", "--mission", ""],
-    ["next", "--agent", "claude"],
-    ["next", "--agent", "claude", "--claim", "--json"],
     ["next", "--agent", "--json"],
+    ["next", "--agent", "claude", "--claim", "--remote", "origin"],
+    ["next", "--help"],
+    ["next", "--force"],
+    ["next", "WP01"],
     ["lanes", "--json"],
+    ["move", "--help"],
+    ["move", "WP01", "claimed", "-h"],
+    ["move", "WP01"],
+    ["move", "WP01", "claimed", "extra"],
+    ["move", "WP01", "claimed", "--note"],
+    ["move", "WP01", "claimed", "--note", "-x"],
+    ["move", "WP01", "claimed", "--note="],
+    ["move", "WP01", "claimed", "--claim"],
+    ["move", "--", "WP01", "claimed"],
+    ["move", "WP01", "claimed", "--review-feedback-file", "fb.md"],
+    ["move", "WP01", "approved", "--force", "--self-review-fallback"],
+    ["move", "WP01", "claimed", "--agent", "a", "--agent", "b"],
+    ["move", "WP01", "--to", "claimed"],
+    ["agent", "tasks", "move-task", "WP01"],
+    ["agent", "tasks", "move-task", "WP01", "claimed"],
+    ["agent", "tasks", "move-task", "--help"],
+    ["agent", "tasks", "mark-status", "T001", "--status", "done"],
+    ["agent", "tasks"],
+    ["agent"],
     [],
 ]
 
@@ -86,16 +120,17 @@ def test_a_missing_directory_is_left_to_click(tmp_path: Path) -> None:
     assert fastpath.run(["-C", str(tmp_path / "missing"), "status"]) is None
 
 
-def test_status_and_next_do_not_import_click(mission_repo: Path) -> None:
-    """Neither click nor git/networkx; nor yaml once the snapshot cache holds the parsed
-    config and WP files (files younger than two seconds are never trusted from it)."""
+def test_hot_commands_do_not_import_click(mission_repo: Path) -> None:
+    """Neither click nor git/networkx/filelock; nor yaml once the snapshot cache holds the
+    parsed config and WP files (files younger than two seconds are never trusted from it)."""
     probe = (
         "import sys\n"
         "from kitty.entry import main\n"
         "try:\n"
         "    main()\n"
         "except SystemExit as exit:\n"
-        "    heavy = [m for m in ('click', 'yaml', 'git', 'networkx') if m in sys.modules]\n"
+        "    heavy = [m for m in ('click', 'yaml', 'git', 'networkx', 'filelock')\n"
+        "             if m in sys.modules]\n"
         "    print('HEAVY=' + ','.join(heavy), file=sys.stderr)\n"
         "    raise\n"
     )
@@ -117,3 +152,177 @@ def test_status_and_next_do_not_import_click(mission_repo: Path) -> None:
     heavy(["status"])  # caches the files, now old enough to trust
     for args in commands:
         assert heavy(args) == set(), args
+    writes = (
+        ["move", "WP02", "blocked", "--agent", "lead", "--note", "waits"],
+        ["agent", "tasks", "move-task", "WP02", "--to", "planned", "--agent", "lead"],
+        ["next", "--agent", "codex", "--claim", "--json"],
+    )
+    for args in writes:
+        assert heavy(args) == set(), args
+
+
+# -- writes ---------------------------------------------------------------------------
+
+WSLUG = "write-01WRITEPA"
+ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?")
+CRASH_LOG = re.compile(r"\S*kitty-crash-\S+\.log")
+
+WRITES = [
+    ["move", "WP01", "claimed", "--agent", "claude"],
+    ["move", "WP1", "claimed", "--agent", "claude", "--json"],
+    ["move", "1", "claimed", "--agent=claude", "-m", WSLUG],
+    ["move", "WP01", "claimed"],  # the actor from git's identity
+    ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "--agent", "claude", "--json"],
+    ["agent", "tasks", "move-task", "--to=claimed", "WP01", "-a", "claude", f"--mission={WSLUG}"],
+    ["move", "WP03", "planned", "--agent", "codex", "--note", "the tests fail"],  # a rejection
+    ["move", "WP03", "approved", "--agent", "codex", "--json"],
+    ["move", "WP01", "blocked", "--force", "--agent", "lead", "--note", "needs a human", "--json"],
+    ["next", "--agent", "codex", "--claim", "--json"],
+    ["next", "--claim", "--agent", "claude"],
+    ["next", "--claim", "-a", "claude", "--json", "--mission", WSLUG],
+    # errors
+    ["move", "WP09", "claimed", "--agent", "claude"],  # no such WP
+    ["move", "WP09", "claimed", "--agent", "claude", "--json"],
+    ["move", "nope", "claimed", "--agent", "claude"],  # not a WP id
+    ["move", "WP01", "done", "--agent", "claude"],  # illegal transition
+    ["move", "WP01", "done", "--agent", "claude", "--json"],
+    ["move", "WP01", "sideways", "--agent", "claude"],  # no such lane
+    ["move", "WP02", "for_review", "--agent", "claude"],  # guard: subtasks not done
+    ["move", "WP01", "planned", "--agent", "claude"],  # already there
+    ["move", "WP01", "blocked", "--force", "--agent", "lead"],  # --force without --note
+    ["move", "WP01", "blocked", "--force", "--agent", "lead", "--json"],
+    ["move", "WP03", "approved", "--agent", "claude"],  # the implementer approving itself
+    ["move", "WP01", "claimed", "--mission", "nope"],  # no such mission
+    ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "-m", "nope", "--json"],
+    ["next", "--claim", "--agent", "claude", "--mission", "nope"],
+]
+
+
+@pytest.fixture
+def write_repo(repo: Path) -> Path:
+    """WP01 planned, WP02 claimed by claude with a subtask open, WP03 in review by codex."""
+    make_mission(
+        repo,
+        slug=WSLUG,
+        wps=[
+            {"wp_id": "WP01"},
+            {"wp_id": "WP02", "subtasks": ["T001"]},
+            {"wp_id": "WP03"},
+            {"wp_id": "WP04", "deps": ["WP01"]},
+        ],
+    )
+    for wp, lane, agent in [
+        ("WP02", "claimed", "claude"),
+        ("WP03", "claimed", "claude"),
+        ("WP03", "in_progress", "claude"),
+        ("WP03", "for_review", "claude"),
+        ("WP03", "in_review", "codex"),
+    ]:
+        ok(repo, "move", wp, lane, "--agent", agent)
+    return repo
+
+
+def _files(repo: Path) -> dict[str, str]:
+    """Every mission file, ids and timestamps masked (they differ between two runs)."""
+    found = {}
+    for path in sorted((repo / "kitty-specs").rglob("*")):
+        if path.is_file():
+            found[str(path.relative_to(repo))] = _mask(path.read_text())
+    return found
+
+
+def _mask(text: str) -> str:
+    return CRASH_LOG.sub("<log>", STAMP.sub("<at>", ULID.sub("<ulid>", text)))
+
+
+def _both(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Run `args` on the fast path and on click from the same state; compare everything."""
+    saved = repo.parent / "saved"
+    shutil.copytree(repo / "kitty-specs", saved / "specs", symlinks=True)
+    cache = repo / ".git" / "kitty" / "cache"  # (not the lock files: a held lock stays held)
+    shutil.copytree(cache, saved / "cache")
+    capsys.readouterr()
+    code = fastpath.run(["-C", str(repo), *args])
+    fast = capsys.readouterr()
+    assert code is not None, args
+    fast_files = _files(repo)
+    for name, target in (("specs", repo / "kitty-specs"), ("cache", cache)):
+        shutil.rmtree(target)
+        shutil.copytree(saved / name, target, symlinks=True)
+    full = kitty(repo, *args)
+    for log in CRASH_LOG.findall(fast.out + fast.err + full.out + full.err):
+        Path(log).unlink(missing_ok=True)
+    assert (code, _mask(fast.out), _mask(fast.err)) == (
+        full.code,
+        _mask(full.out),
+        _mask(full.err),
+    )
+    assert fast_files == _files(repo)
+    shutil.rmtree(saved)
+
+
+@pytest.mark.parametrize("args", WRITES, ids=lambda a: " ".join(a))
+def test_fast_writes_do_what_click_does(
+    write_repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _both(write_repo, args, capsys)
+
+
+def test_fast_writes_outcomes_match_on_a_symlinked_log(
+    write_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = write_repo / "kitty-specs" / WSLUG / "status.events.jsonl"
+    outside = tmp_path / "elsewhere.jsonl"
+    shutil.move(log, outside)
+    log.symlink_to(outside)
+    for args in (
+        ["move", "WP01", "claimed", "--agent", "claude"],
+        ["next", "--claim", "--agent", "claude", "--json"],
+    ):
+        _both(write_repo, args, capsys)
+        assert "symbolic link" in kitty(write_repo, *args).out + kitty(write_repo, *args).err
+
+
+def test_fast_writes_outcomes_match_with_a_busy_lock(
+    write_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KITTY_LOCK_TIMEOUT", "0")
+    lock = write_repo / ".git" / "kitty" / f"{WSLUG}.lock"
+    with eventlog.locked(lock, "test"):
+        _both(write_repo, ["move", "WP01", "claimed", "--agent", "claude"], capsys)
+        _both(write_repo, ["next", "--claim", "--agent", "claude", "--json"], capsys)
+        assert kitty(write_repo, "move", "WP01", "claimed", "--agent", "claude").code == 75
+    monkeypatch.setenv("KITTY_LOCK_TIMEOUT", "soon")
+    _both(write_repo, ["move", "WP01", "claimed", "--agent", "claude", "--json"], capsys)
+
+
+@pytest.mark.parametrize(
+    "raise_",
+    [
+        lambda: RuntimeError("kaboom"),
+        lambda: PermissionError(13, "Permission denied", "/nowhere/x"),
+        lambda: KeyboardInterrupt(),
+    ],
+    ids=["crash", "os-error", "interrupt"],
+)
+def test_fast_writes_report_unexpected_errors_like_click(
+    write_repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    raise_: Callable[[], BaseException],
+) -> None:
+    """What no command expects is reported once, never redone by click after a write."""
+    from kitty.services import moves, schedule
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise raise_()
+
+    monkeypatch.setattr(moves, "move_task", boom)
+    monkeypatch.setattr(schedule, "next_step", boom)
+    for args in (
+        ["move", "WP01", "claimed", "--agent", "claude"],
+        ["move", "WP01", "claimed", "--agent", "claude", "--json"],
+        ["next", "--claim", "--agent", "claude"],
+    ):
+        _both(write_repo, args, capsys)

@@ -58,9 +58,10 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     check_writable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # only writes need it (~10 ms of imports on the read path)
-
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        # What tempfile.mkstemp does (a new 0600 file, O_EXCL), without its ~5 ms of imports.
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | contain.NOFOLLOW | contain.CLOEXEC
+        fd = os.open(tmp, flags, 0o600)
     except OSError as exc:
         raise EnvironmentProblem(
             f"cannot write {path}: {exc.strerror or exc}",

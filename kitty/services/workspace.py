@@ -165,16 +165,19 @@ class Mission:
         try:
             atomic_write(self.status_path, dump_json(materialize(board, self.slug, self.meta)))
         except (KittyError, OSError) as exc:
-            from kitty.output import warn
-
-            warn(
-                [
-                    f"the event was recorded, but {self.display}/status.json could not be "
-                    f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
-                ]
-            )
-            return False
+            return self._status_failed(exc)
         return True
+
+    def _status_failed(self, exc: Exception) -> bool:
+        from kitty.output import warn
+
+        warn(
+            [
+                f"the event was recorded, but {self.display}/status.json could not be "
+                f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
+            ]
+        )
+        return False
 
     def read_inside(self, path: Path) -> str | None:
         """Text of a file the log or a WP points at, only when it lies inside the repository
@@ -274,8 +277,10 @@ class Mission:
         `build` raises to refuse (nothing is written) or returns the records to append.
         What can be checked is checked first (no symlinks, a writable regular log, a
         regular status.json), so a refusal writes nothing. status.json is then rewritten
-        from the log; once the events are appended they are recorded, so a failure there
-        is only a warning with the `kitty rebuild` hint.
+        from the log, after the lock is released (the locked section is the tail, the
+        decision and the append: other writers wait for nothing else); once the events
+        are appended they are recorded, so a failure there is only a warning with the
+        `kitty rebuild` hint.
         """
         _ = self.meta  # read before the lock: the locked section stays short
         with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
@@ -306,14 +311,29 @@ class Mission:
                 rec["at"] = format_at(at)
                 rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
             eventlog.append(self.events_path, records)
+            end = os.stat(self.events_path).st_size
             new_events = [
                 e for rec in records if not isinstance(e := parse_record(dict(rec)), LogWarning)
             ]
             fresh = (
                 replay([*parsed.events, *new_events]) if implausible else extend(board, new_events)
             )
-            self.write_status(fresh)
             self.__dict__.pop("log", None)
             self.__dict__.pop("log_state", None)
             self.__dict__["board"] = fresh
+        self.publish_status(fresh, end)
         return records
+
+    def publish_status(self, board: Board, end: int) -> bool:
+        """Rewrite status.json from `board`, the log replayed up to byte `end`, unless the
+        log has grown since: then a later writer's board is newer, and that writer
+        rewrites the file in turn. Under its own lock, so status.json never goes back to
+        an older board; False when it was left to the later writer or failed (warned)."""
+        what = f"status.json of {self.slug}"
+        try:
+            with eventlog.locked(self.project.lock_path(f"status-{self.slug}"), what):
+                if os.stat(self.events_path).st_size != end:
+                    return False
+                return self.write_status(board)
+        except (KittyError, OSError) as exc:
+            return self._status_failed(exc)

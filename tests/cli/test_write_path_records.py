@@ -376,3 +376,22 @@ def test_the_service_refuses_what_the_cli_cannot_even_send(repo: Path, tmp_path:
     (folder / "review-cycle-3.findings.json").write_text("{}")
     (folder / "notes.md").write_text("x")
     assert next_cycle_number(folder) == 4
+
+
+def test_status_json_never_goes_back_to_an_older_board(repo: Path) -> None:
+    """status.json is rewritten after the lock is released: a writer whose append was
+    followed by another's leaves the file to that later writer."""
+    from kitty.services.workspace import Mission
+
+    mission_dir = make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02"}])
+    earlier = Mission.open(repo, None)
+    board, end = earlier.board, earlier.events_path.stat().st_size
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")  # a later append
+    newest = (mission_dir / "status.json").read_text()
+    assert '"claimed"' in newest
+    assert earlier.publish_status(board, end) is False
+    assert (mission_dir / "status.json").read_text() == newest
+    (mission_dir / "status.json").unlink()
+    current = Mission.open(repo, None)
+    assert current.publish_status(current.board, current.events_path.stat().st_size)
+    assert (mission_dir / "status.json").read_text() == newest

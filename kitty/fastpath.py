@@ -1,7 +1,7 @@
 """The hot commands without click: the reads and writes agents run all day.
 
-Agents run `kitty next` and `kitty agent tasks move-task` dozens of times per work
-package and people run `kitty status` all day; click alone costs more to import
+Agents run `kitty next`, `kitty agent tasks move-task` and `mark-status` dozens of
+times per work package and people run `kitty status` all day; click alone costs more to import
 than the rest of those commands. This module recognises only their plain
 spellings:
 
@@ -9,6 +9,8 @@ spellings:
     kitty [-C DIR] next [--json] [--claim] [--agent A] [--mission M]
     kitty [-C DIR] move WP LANE [--agent A] [--mission M] [--note TEXT] [--force] [--json]
     kitty [-C DIR] agent tasks move-task WP --to LANE [the options of move]
+    kitty [-C DIR] agent tasks mark-status T001 [T002 ...] --status S [--wp WP]
+                   [--agent A] [--mission M] [--json]
 
 (`--mission` also as `-m` or `--mission=M`, `--agent` as `-a` or `--agent=A`) and
 runs the same service calls and output functions as the click commands.
@@ -35,15 +37,22 @@ _VALUED = {
     "-a": "agent",
     "--note": "note",
     "--to": "to",
+    "--status": "status",
+    "--wp": "only",
 }
+_SUBTASK_STATUSES = ("done", "planned", "in_progress")  # click.Choice of mark-status
 _FLAGS = {"--json": "json", "--claim": "claim", "--force": "force"}
 _MOVE = {"mission", "agent", "note", "force", "json"}
-#: command words -> (positional argument names, option names)
+#: command words -> (positional argument names, option names); `*name`: any number of them
 _COMMANDS: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {
     ("status",): ((), {"mission", "json"}),
     ("next",): ((), {"mission", "agent", "json", "claim"}),
     ("move",): (("wp", "to"), _MOVE),
     ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}),
+    ("agent", "tasks", "mark-status"): (
+        ("*tasks",),
+        {"status", "only", "mission", "agent", "json"},
+    ),
 }
 
 
@@ -60,6 +69,7 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
     if words is None:
         return None
     positional, allowed = _COMMANDS[words]
+    variadic = positional[:1] == ("*tasks",)
     rest = args[len(words) :]
     options: dict[str, Any] = {}
     values: list[str] = []
@@ -76,7 +86,7 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
         elif word in _VALUED and index < len(rest) and not rest[index].startswith("-"):
             name, value = _VALUED[word], rest[index]
             index += 1
-        elif word and not word.startswith("-") and len(values) < len(positional):
+        elif word and not word.startswith("-") and (variadic or len(values) < len(positional)):
             values.append(word)
             continue
         else:
@@ -84,9 +94,14 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
         if name not in allowed or name in options or value == "":
             return None
         options[name] = value
-    if len(values) != len(positional):
+    if variadic:
+        options["tasks"] = values
+        if options.get("status") not in _SUBTASK_STATUSES:
+            return None  # missing or not one of the choices: click explains
+    elif len(values) != len(positional):
         return None
-    options.update(zip(positional, values, strict=True))
+    else:
+        options.update(zip(positional, values, strict=True))
     if "wp" in options and "to" not in options:
         return None  # move-task without --to: click says it is required
     return " ".join(words), Path(directory or os.getcwd()), options
@@ -145,7 +160,7 @@ def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
 def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) -> int:
     as_json = bool(options.get("json"))
     try:
-        from kitty.core.render import move_text, next_text
+        from kitty.core.render import mark_text, move_text, next_text
         from kitty.output import emit
         from kitty.services.workspace import Mission
 
@@ -155,6 +170,17 @@ def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) ->
 
             view = next_step(mission, options.get("agent"), claim=True).to_json()
             text = next_text(view)
+        elif command == "agent tasks mark-status":
+            from kitty.services.moves import mark_status
+
+            view = mark_status(
+                mission,
+                options["tasks"],
+                options["status"],
+                agent=options.get("agent"),
+                wp_text=options.get("only"),
+            )
+            text = mark_text(view)
         else:
             from kitty.services.moves import move_task
 

@@ -7,7 +7,6 @@ the project root is still the primary checkout: one log for every worktree.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -150,6 +149,8 @@ def _did_you_mean(name: str, missions: list[str]) -> str:
     `name`, else ''."""
     names = {m: m for m in missions}
     names.update({m.rsplit("-", 1)[0]: m for m in missions if "-" in m})
+    import difflib  # only for a typo's suggestion
+
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
     return f"; did you mean {names[close[0]]!r}?" if close else ""
 

@@ -171,15 +171,13 @@ def mark_status(
     Example:
       kitty agent tasks mark-status T001 T002 --status done
     """
+    from kitty.core.render import mark_text
     from kitty.services.moves import mark_status as run_mark
 
     result = run_mark(
         open_mission(ctx, mission), list(task_ids), status_, agent=agent, wp_text=wp_id
     )
-    text = "; ".join(
-        f"{wp}: {', '.join(tasks)} → {status_}" for wp, tasks in result["marked"].items()
-    )
-    emit(result, text, as_json)
+    emit(result, mark_text(result), as_json)
     return 0
 
 

@@ -315,3 +315,10 @@ def move_text(result: dict[str, Any]) -> str:
     if result["arbiter"]:
         text += f"\narbiter decision recorded: {result['arbiter']['decision']}"
     return text
+
+
+def mark_text(result: dict[str, Any]) -> str:
+    """`kitty agent tasks mark-status` for a person: each WP's marked subtasks."""
+    return "; ".join(
+        f"{wp}: {', '.join(tasks)} → {result['status']}" for wp, tasks in result["marked"].items()
+    )

@@ -7,7 +7,6 @@ carry (a review verdict, an arbiter or self-review record) or raises.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +112,8 @@ def check_move(
     to_lane = lanes.canonical(req.to_lane)
     if to_lane is None or to_lane == lanes.GENESIS:
         known = [*lanes.LANES, *lanes.ALIASES]
+        import difflib  # only for a typo's suggestion
+
         close = difflib.get_close_matches(req.to_lane, known, n=1, cutoff=0.6)
         raise InvalidTransition(
             f"unknown lane {req.to_lane!r}" + (f"; did you mean {close[0]!r}?" if close else ""),

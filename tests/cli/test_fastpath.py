@@ -1,9 +1,10 @@
 """The hot commands without click (kitty/fastpath.py) do exactly what the click commands do.
 
 Reads (`status`, `next`) print the same bytes; writes (`move`, `agent tasks
-move-task`, `next --claim`) print the same bytes, exit with the same code and leave
-the same files (events, status.json, review-cycle files) behind, for every outcome:
-success, kitty's own errors, a busy lock, a bad setting, an OS error and a crash.
+move-task`, `next --claim`, `agent tasks mark-status`) print the same bytes, exit
+with the same code and leave the same files (events, status.json, review-cycle
+files) behind, for every outcome: success, kitty's own errors, a busy lock, a bad
+setting, an OS error and a crash.
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ LEFT_TO_CLICK = [
     ["agent", "tasks", "move-task", "WP01"],
     ["agent", "tasks", "move-task", "WP01", "claimed"],
     ["agent", "tasks", "move-task", "--help"],
-    ["agent", "tasks", "mark-status", "T001", "--status", "done"],
+    ["agent", "tasks", "mark-status", "T001", "--status", "bogus"],
+    ["agent", "tasks", "mark-status", "T001"],
+    ["agent", "tasks", "mark-status", "--help"],
+    ["agent", "tasks", "mark-status", "T001", "--status", "done", "--force"],
     ["agent", "tasks"],
     ["agent"],
     [],
@@ -181,6 +185,9 @@ WRITES = [
     ["next", "--agent", "codex", "--claim", "--json"],
     ["next", "--claim", "--agent", "claude"],
     ["next", "--claim", "-a", "claude", "--json", "--mission", WSLUG],
+    ["agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", "claude"],
+    ["agent", "tasks", "mark-status", "t001", "--status=done", "--wp", "WP02", "--json"],
+    ["agent", "tasks", "mark-status", "T001", "T002", "--status", "in_progress", "-m", WSLUG],
     # errors
     ["move", "WP09", "claimed", "--agent", "claude"],  # no such WP
     ["move", "WP09", "claimed", "--agent", "claude", "--json"],
@@ -196,6 +203,10 @@ WRITES = [
     ["move", "WP01", "claimed", "--mission", "nope"],  # no such mission
     ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "-m", "nope", "--json"],
     ["next", "--claim", "--agent", "claude", "--mission", "nope"],
+    ["agent", "tasks", "mark-status", "T009", "--status", "done"],  # no such subtask
+    ["agent", "tasks", "mark-status", "--status", "done", "--json"],  # no subtask named
+    ["agent", "tasks", "mark-status", "T001", "--status", "done", "--wp", "WP01"],
+    ["agent", "tasks", "mark-status", "T001", "--status", "done", "--wp", "WP09", "--json"],
 ]
 
 
@@ -207,7 +218,7 @@ def write_repo(repo: Path) -> Path:
         slug=WSLUG,
         wps=[
             {"wp_id": "WP01"},
-            {"wp_id": "WP02", "subtasks": ["T001"]},
+            {"wp_id": "WP02", "subtasks": ["T001", "T002"]},
             {"wp_id": "WP03"},
             {"wp_id": "WP04", "deps": ["WP01"]},
         ],

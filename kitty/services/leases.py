@@ -10,12 +10,15 @@ names the previous holder and machine, then a normal claim, in one atomic push.
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kitty.core import decide, lanes
+from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
 from kitty.core.state import HELD, Board, WPState, as_dict
 from kitty.services.workspace import Mission
+
+if TYPE_CHECKING:  # `kitty status` reads leases without the scheduler
+    from kitty.core import decide
 
 DEFAULT_LEASE_MINUTES = 30
 RECLAIM_ACTOR = "kitty-lease"
@@ -59,6 +62,8 @@ def reclaim_expired(
     mission: Mission, who: str, board: Board, now_us: int, lease: dict[str, Any]
 ) -> tuple[decide.Decision, list[dict[str, Any]]] | None:
     """Take over the WP whose lease expired first (not one `who` holds on this machine)."""
+    from kitty.core import decide
+
     expired = []
     for wp_id, st in board.wps.items():
         info = lease_of(st)

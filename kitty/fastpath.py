@@ -104,7 +104,11 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
         options.update(zip(positional, values, strict=True))
     if "wp" in options and "to" not in options:
         return None  # move-task without --to: click says it is required
-    return " ".join(words), Path(directory or os.getcwd()), options
+    try:
+        here = directory or os.getcwd()
+    except OSError:
+        return None  # the working directory is gone: click reports it
+    return " ".join(words), Path(here), options
 
 
 def run(argv: list[str]) -> int | None:

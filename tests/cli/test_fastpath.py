@@ -120,8 +120,15 @@ def test_anything_else_is_left_to_click(
     assert capsys.readouterr() == ("", "")
 
 
-def test_a_missing_directory_is_left_to_click(tmp_path: Path) -> None:
+def test_a_missing_directory_is_left_to_click(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert fastpath.run(["-C", str(tmp_path / "missing"), "status"]) is None
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # the working directory itself
+    assert fastpath.run(["move", "WP01", "claimed"]) is None
 
 
 def test_hot_commands_do_not_import_click(mission_repo: Path) -> None:

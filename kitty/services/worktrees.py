@@ -97,12 +97,14 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
         git.add_worktree(path, branch)
         created.append("worktree")
     lane_git = Git(path)
-    before = lane_git.sha()
+    before: str | None = None  # HEAD before the first merge: read only when one happens
     merged = []
     for dep_lane in lane.get("depends_on_lanes", []):
         dep_branch = lane_branch(mission, dep_lane)
         if not git.branch_exists(dep_branch) or lane_git.is_ancestor(dep_branch, "HEAD"):
             continue
+        if before is None:
+            before = lane_git.sha()
         outcome = lane_git.merge(dep_branch, f"Merge {dep_lane} into {lane_id} for {wp_id}")
         if not outcome.ok:
             lane_git.abort_merge()

@@ -142,7 +142,7 @@ def _write_pickle(path: Path, value: Any) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
+        with open(tmp, "wb") as handle, gc_paused():  # pickling allocates, collecting is waste
             pickler = pickle.Pickler(handle, protocol=pickle.HIGHEST_PROTOCOL)
             pickler.dispatch_table = _dispatch_table()
             pickler.dump(value)

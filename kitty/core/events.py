@@ -224,6 +224,28 @@ def parse_log(data: bytes, *, first_line: int = 1) -> ParsedLog:
     return _parse(lines, unterminated, first_line, decode)
 
 
+def _object(
+    decoded: Any, raw: str | bytes, number: int, torn_line: int, warnings: list[LogWarning]
+) -> dict[str, Any] | None:
+    """The JSON object on line `number`: `decoded` (msgspec's result) when there is one,
+    else the json module's reading of `raw`; None for a blank line or after appending
+    the line's warning (a torn last line, not valid JSON, not a JSON object)."""
+    if decoded is _NOTHING:
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+        if not text.strip():
+            return None
+        try:
+            decoded = json.loads(text)
+        except (ValueError, RecursionError):  # nested too deep is no event either
+            why = "torn last line (write interrupted)" if number == torn_line else "not valid JSON"
+            warnings.append(LogWarning(number, why))
+            return None
+    if not isinstance(decoded, dict):
+        warnings.append(LogWarning(number, "not a JSON object"))
+        return None
+    return decoded
+
+
 def parse_lines(
     lines: Iterable[str], *, unterminated: bool = False, first_line: int = 1
 ) -> ParsedLog:
@@ -242,8 +264,7 @@ def _parse(
 ) -> ParsedLog:
     result = ParsedLog(unterminated=unterminated)
     events, warnings = result.events, result.warnings
-    last = first_line + len(lines) - 1
-    loads = json.loads
+    torn_line = first_line + len(lines) - 1 if unterminated else 0
     number = first_line - 1
     for raw in lines:
         number += 1
@@ -253,23 +274,10 @@ def _parse(
                 data = decode(raw)  # type: ignore[arg-type]
             except Exception:  # outside msgspec's subset: the json module decides
                 data = _NOTHING
-        if data is _NOTHING:
-            text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
-            if not text.strip():
+        if data.__class__ is not dict:  # the json module's turn, or a warning
+            data = _object(data, raw, number, torn_line, warnings)
+            if data is None:
                 continue
-            try:
-                data = loads(text)
-            except (ValueError, RecursionError):  # nested too deep is no event either
-                torn = unterminated and number == last
-                warnings.append(
-                    LogWarning(
-                        number, "torn last line (write interrupted)" if torn else "not valid JSON"
-                    )
-                )
-                continue
-        if not isinstance(data, dict):
-            warnings.append(LogWarning(number, "not a JSON object"))
-            continue
         parsed = parse_record(data, number)
         if isinstance(parsed, LogWarning):
             warnings.append(parsed)
@@ -312,8 +320,7 @@ def scan_log(data: bytes) -> ScannedLog:
     decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
     events, warnings, repeats = result.events, result.warnings, result.repeats
     seen: dict[str, int] = {}
-    last = data.count(b"\n") + 1 if unterminated else 0  # the torn line's number
-    loads = json.loads
+    torn_line = data.count(b"\n") + 1 if unterminated else 0  # numbers start at 1
     find = data.find
     start, size, number = 0, len(data), 0
     while start < size:
@@ -329,23 +336,10 @@ def scan_log(data: bytes) -> ScannedLog:
                 record = decode(raw)
             except Exception:  # outside msgspec's subset: the json module decides
                 record = _NOTHING
-        if record is _NOTHING:
-            text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
+        if record.__class__ is not dict:  # the json module's turn, or a warning
+            record = _object(record, raw, number, torn_line, warnings)
+            if record is None:
                 continue
-            try:
-                record = loads(text)
-            except (ValueError, RecursionError):
-                torn = unterminated and number == last
-                warnings.append(
-                    LogWarning(
-                        number, "torn last line (write interrupted)" if torn else "not valid JSON"
-                    )
-                )
-                continue
-        if not isinstance(record, dict):
-            warnings.append(LogWarning(number, "not a JSON object"))
-            continue
         parsed = parse_record(record, number)
         if isinstance(parsed, LogWarning):
             warnings.append(parsed)

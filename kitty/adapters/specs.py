@@ -266,7 +266,7 @@ def load_legacy_issue_rows(path: Path, display: str) -> list[IssueRow]:
         if wp_col is not None and cells[wp_col]:
             wps = tuple(w.strip() for w in cells[wp_col].split(",") if w.strip())
         if issue:
-            rows.append(IssueRow(issue, verdict, wps))
+            rows.append(IssueRow(issue, verdict, wps, "issue-matrix.md"))
     return sorted(rows, key=lambda r: r.issue)
 
 

@@ -37,6 +37,7 @@ class IssueRow:
     issue: str
     verdict: str
     wps: tuple[str, ...] = ()  # empty: the row concerns the whole mission
+    source: str = "issue-matrix.json"  # the file it came from (or the legacy issue-matrix.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,8 @@ def check_move(
     blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
     if blockers:
         raise GuardRefused(
-            f"issue-matrix.json blocks moving {wp_id} to {to_lane}: " + ", ".join(blockers),
+            f"{policy.issue_rows[0].source} blocks moving {wp_id} to {to_lane}: "
+            + ", ".join(blockers),
             "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup"
             + (")" if to_lane == lanes.DONE else ", in-mission)"),
         )

@@ -53,10 +53,10 @@ def readiness(mission: Mission) -> list[str]:
     for row in mission.policy().issue_rows:
         verdict = row.verdict.strip().lower()
         if verdict in ("", "unknown"):
-            problems.append(f"issue-matrix.json: {row.issue} has verdict {verdict or 'empty'}")
+            problems.append(f"{row.source}: {row.issue} has verdict {verdict or 'empty'}")
         elif verdict == "in-mission":
             problems.append(
-                f"issue-matrix.json: {row.issue} is still in-mission "
+                f"{row.source}: {row.issue} is still in-mission "
                 "(give it a final verdict before the merge)"
             )
     for lane in (mission.lanes_doc or {}).get("lanes", []):
@@ -162,10 +162,10 @@ def _preflight(mission: Mission) -> None:
         for w in _active(mission)
         if mission.board.lane(w) not in lanes.SATISFIED
     ]
+    rows = mission.policy().issue_rows
     for wp_id in _active(mission):
         problems += [
-            f"issue-matrix.json blocks {wp_id}: {b}"
-            for b in issue_blockers(wp_id, lanes.DONE, mission.policy().issue_rows)
+            f"{rows[0].source} blocks {wp_id}: {b}" for b in issue_blockers(wp_id, lanes.DONE, rows)
         ]
     if problems:
         raise NotReady(

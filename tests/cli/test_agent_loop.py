@@ -300,6 +300,10 @@ def test_legacy_issue_matrix_md_guards_approval(repo: Path) -> None:
     to_review(repo)
     refused = kitty(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "ok")
     assert refused.code == 1 and "#1731 (unknown)" in refused.err
+    assert "issue-matrix.md blocks moving WP01" in refused.err  # the file the rows came from
+    accept = kitty(repo, "accept", "--json")
+    assert accept.code == 1
+    assert "issue-matrix.md: #1731 has verdict unknown" in accept.json()["error"]["problems"]
     (mission / "issue-matrix.md").write_text(LEGACY_MATRIX.format(verdict="deferred-with-followup"))
     ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "ok")
     # issue-matrix.json wins when both exist

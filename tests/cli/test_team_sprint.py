@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kitty.services.demo import create_sample_repo
 from tests.helpers import git, kitty_argv, ok, trust
@@ -21,6 +22,16 @@ TIMEOUT = float(os.environ.get("KITTY_TEAM_TIMEOUT", "500"))
 @pytest.mark.timeout(600)
 def test_two_machines_one_sprint(tmp_path: Path) -> None:
     seed, slug = create_sample_repo(tmp_path)
+    # One slot per machine and agents that take 1.5 s: a machine is busy with its first WP
+    # (implementation, then its review) for ~3 s, so the other machine, however slowly it
+    # starts, finds the second ready WP (the sample has two roots) and both do work. With
+    # 0.1 s agents and two slots one fast machine could claim everything first (seen in CI).
+    config = seed / ".kittify" / "config.yaml"
+    commands = yaml.safe_load(config.read_text())
+    for command in commands["agents"]["commands"].values():
+        command += ["--delay", "1.5"]
+    config.write_text(yaml.safe_dump(commands, sort_keys=False))
+    git(seed, "commit", "-qam", "slower simulated agents")
     bare = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     git(seed, "push", "-q", str(bare), "main")
@@ -36,6 +47,8 @@ def test_two_machines_one_sprint(tmp_path: Path) -> None:
         "--remote",
         "origin",
         "--merge",
+        "--parallel",
+        "1",
         "--no-caffeinate",
         "--json",
     ]

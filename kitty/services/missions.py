@@ -63,18 +63,15 @@ def list_view(cwd: Path) -> dict[str, Any]:
 def check_target_branch(project: layout.Project, branch: str) -> None:
     """Refuse a target branch that `kitty merge` could not merge into: an invalid name, or
     no local branch of that name (the current branch counts even before its first commit)."""
-    import subprocess
+    from kitty.adapters.gitcli import GitCli
 
-    def git(*args: str) -> bool:
-        done = subprocess.run(["git", *args], cwd=project.root, capture_output=True, check=False)
-        return done.returncode == 0
-
-    if branch.startswith("-") or not git("check-ref-format", "--branch", branch):
+    git = GitCli(project.root)
+    if branch.startswith("-") or not git.ok("check-ref-format", "--branch", branch):
         raise UsageError(
             f"--target-branch {branch}: not a valid branch name",
             "name an existing branch; `git branch` lists them",
         )
-    if branch != layout.current_branch(project) and not git(
+    if branch != layout.current_branch(project) and not git.ok(
         "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"
     ):
         raise UsageError(

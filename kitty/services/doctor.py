@@ -22,7 +22,7 @@ from kitty.core.clock import FUTURE_BOUND_US, format_at, is_implausible, ulid
 from kitty.core.conflicts import open_views
 from kitty.core.events import Annotation, Transition, field_problems, serialize
 from kitty.core.snapshot import materialize
-from kitty.errors import KittyError, SpecErrors
+from kitty.errors import KittyError, SpecErrors, Untrusted
 from kitty.services.gitcheck import git_problems
 from kitty.services.workspace import Mission
 
@@ -67,22 +67,17 @@ def security_problems(mission: Mission) -> list[str]:
 
 
 def trust_warnings(mission: Mission) -> list[str]:
-    """The config's commands that `kitty sprint` and `kitty review run` would refuse to run
-    until the user trusts them (a warning: reading the mission does not need them)."""
+    """What `kitty sprint` and `kitty review run` would refuse for the config's untrusted
+    commands, with its hint (a warning: reading the mission does not need them)."""
     from kitty.adapters import trust
 
     try:
-        view = trust.status(mission.project.root, mission.config.raw)
+        trust.require(mission.project.root, mission.config.raw)
+    except Untrusted as exc:
+        return [f"{_render(exc)}; `kitty sprint` and `kitty review run` refuse them until then"]
     except KittyError:
         return []  # an unreadable config or trust file is reported as a problem elsewhere
-    if not view["needed"] or view["trusted"]:
-        return []
-    why = "changed since you trusted them" if view["changed"] else "not trusted yet"
-    return [
-        f"{view['config']} defines commands kitty would run, {why}: "
-        f"{', '.join(view['commands'])}; `kitty sprint` and `kitty review run` refuse them "
-        "until you review them with `kitty trust --show` and run `kitty trust`"
-    ]
+    return []
 
 
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:

@@ -191,7 +191,7 @@ def test_doctor_warns_about_untrusted_commands_without_failing(repo: Path, tmp_p
     assert trust_warnings() == []  # nothing defined, nothing to trust
     configure(repo, "mine", tmp_path / "first")
     [warning] = trust_warnings()
-    assert warning.startswith(f"{CONFIG} defines commands kitty would run, not trusted yet")
+    assert warning.startswith(f"{CONFIG} defines commands kitty would run, not trusted")
     assert "agents.commands.mine" in warning and "`kitty trust --show`" in warning
     plain = kitty(repo, "doctor")
     assert plain.code == 0 and f"warning: {warning}" in plain.err

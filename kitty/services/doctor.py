@@ -17,11 +17,10 @@ from typing import Any
 
 from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog
-from kitty.adapters.files import atomic_write, dump_json
+from kitty.adapters.files import atomic_write
 from kitty.core.clock import FUTURE_BOUND_US, format_at, is_implausible, ulid
 from kitty.core.conflicts import open_views
 from kitty.core.events import Annotation, Transition, field_problems, serialize
-from kitty.core.snapshot import materialize
 from kitty.errors import KittyError, SpecErrors, Untrusted
 from kitty.services.gitcheck import git_problems
 from kitty.services.workspace import Mission
@@ -208,7 +207,7 @@ def repair(mission: Mission) -> dict[str, Any]:
             atomic_write(path, b"".join(line + b"\n" for line in lines))
         mission.refresh()
         board = mission.board
-        atomic_write(mission.status_path, dump_json(materialize(board, mission.slug, mission.meta)))
+        mission.store_status(board)
         actions.append(f"rewrote {mission.display}/status.json from {board.event_count} events")
     return {"mission": mission.slug, "actions": actions, "refused": []}
 
@@ -216,7 +215,7 @@ def repair(mission: Mission) -> dict[str, Any]:
 def rebuild_status(mission: Mission) -> dict[str, Any]:
     with eventlog.locked(mission.project.lock_path(mission.slug), f"mission {mission.slug}"):
         board = mission.board
-        atomic_write(mission.status_path, dump_json(materialize(board, mission.slug, mission.meta)))
+        mission.store_status(board)
     return {
         "mission": mission.slug,
         "path": str(mission.status_path),

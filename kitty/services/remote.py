@@ -26,10 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kitty.adapters import eventlog
-from kitty.adapters.files import atomic_write, dump_json
 from kitty.adapters.gitcli import GitCli
 from kitty.core.clock import format_at, hybrid_at, ulid
-from kitty.core.snapshot import materialize
 from kitty.core.state import Board, replay
 from kitty.errors import GitError, LockBusy
 from kitty.services.workspace import Mission
@@ -227,6 +225,4 @@ def _append_lines(mission: Mission, lines: list[str]) -> None:
 
 def _rewrite_status(mission: Mission) -> None:
     mission.refresh()
-    atomic_write(
-        mission.status_path, dump_json(materialize(mission.board, mission.slug, mission.meta))
-    )
+    mission.store_status(mission.board)

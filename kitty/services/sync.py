@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import eventlog, layout
-from kitty.adapters.files import atomic_write, dump_json
+from kitty.adapters.files import atomic_write
 from kitty.adapters.gitcli import GitCli, porcelain_paths
-from kitty.core.snapshot import materialize
 from kitty.errors import GitError, GuardRefused, LockBusy
 from kitty.services.workspace import Mission
 
@@ -105,10 +104,7 @@ def _rebuild_all(project: layout.Project) -> None:
     for slug in layout.list_missions(project):
         mission = Mission(project, slug)
         if mission.events_path.exists():
-            atomic_write(
-                mission.status_path,
-                dump_json(materialize(mission.board, mission.slug, mission.meta)),
-            )
+            mission.store_status(mission.board)
 
 
 def _coordination_refs(git: GitCli, remote: str) -> list[str]:

@@ -160,24 +160,18 @@ class Mission:
             return None
         return parse_wp(display, name, text)
 
-    def write_status(self, board: Board) -> bool:
-        """Rewrite the derived status.json after an append; warn (never raise) on failure."""
-        try:
+    def store_status(self, board: Board, end: int | None = None) -> bool:
+        """Rewrite the derived status.json from `board` under the status lock, the one way
+        kitty writes that file, so writers never interleave. With `end` (the log's size
+        `board` was replayed from) it is skipped, returning False, when the log has grown
+        since: a later writer's board is newer, and that writer rewrites it in turn, so
+        status.json never goes back to an older board. Errors propagate."""
+        what = f"status.json of {self.slug}"
+        with eventlog.locked(self.project.lock_path(f"status-{self.slug}"), what):
+            if end is not None and os.stat(self.events_path).st_size != end:
+                return False
             atomic_write(self.status_path, dump_json(materialize(board, self.slug, self.meta)))
-        except (KittyError, OSError) as exc:
-            return self._status_failed(exc)
         return True
-
-    def _status_failed(self, exc: Exception) -> bool:
-        from kitty.output import warn
-
-        warn(
-            [
-                f"the event was recorded, but {self.display}/status.json could not be "
-                f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
-            ]
-        )
-        return False
 
     def read_inside(self, path: Path) -> str | None:
         """Text of a file the log or a WP points at, only when it lies inside the repository
@@ -325,15 +319,17 @@ class Mission:
         return records
 
     def publish_status(self, board: Board, end: int) -> bool:
-        """Rewrite status.json from `board`, the log replayed up to byte `end`, unless the
-        log has grown since: then a later writer's board is newer, and that writer
-        rewrites the file in turn. Under its own lock, so status.json never goes back to
-        an older board; False when it was left to the later writer or failed (warned)."""
-        what = f"status.json of {self.slug}"
+        """`store_status` after an append: a failure is a warning (the events are recorded)
+        with the `kitty rebuild` hint; False when skipped or failed."""
         try:
-            with eventlog.locked(self.project.lock_path(f"status-{self.slug}"), what):
-                if os.stat(self.events_path).st_size != end:
-                    return False
-                return self.write_status(board)
+            return self.store_status(board, end)
         except (KittyError, OSError) as exc:
-            return self._status_failed(exc)
+            from kitty.output import warn
+
+            warn(
+                [
+                    f"the event was recorded, but {self.display}/status.json could not be "
+                    f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
+                ]
+            )
+            return False

@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.helpers import kitty, make_mission, ok
 
 BASE = {
@@ -395,3 +397,23 @@ def test_status_json_never_goes_back_to_an_older_board(repo: Path) -> None:
     current = Mission.open(repo, None)
     assert current.publish_status(current.board, current.events_path.stat().st_size)
     assert (mission_dir / "status.json").read_text() == newest
+
+
+def test_every_status_json_writer_takes_the_status_lock(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kitty rebuild`, `doctor --fix`, sync and remote claims write status.json through
+    Mission.store_status, under the same lock as a move's rewrite: none can interleave."""
+    from kitty.adapters import eventlog
+    from kitty.services.workspace import Mission
+
+    make_mission(repo, wps=[{"wp_id": "WP01"}])
+    mission = Mission.open(repo, None)
+    lock = mission.project.lock_path(f"status-{mission.slug}")
+    monkeypatch.setenv("KITTY_LOCK_TIMEOUT", "0.3")
+    with eventlog.locked(lock, "held by the test"):
+        for argv in (("rebuild",), ("doctor", "--fix")):
+            busy = kitty(repo, *argv)
+            assert busy.code == 75, (argv, busy.out, busy.err)
+            assert "held by the test" in busy.err or "status.json" in busy.err
+    assert ok(repo, "rebuild").out.startswith("rebuilt ")

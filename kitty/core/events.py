@@ -348,15 +348,18 @@ def scan_log(data: bytes) -> ScannedLog:
         if event_id:
             first = seen.get(event_id)
             if first is not None:
-                if _whole(data, first) != _whole(data, number):
+                end = find(b"\n", first)
+                earlier = data[first : end if end >= 0 else size]
+                if earlier != raw and _decoded(earlier) != _decoded(raw):
+                    line = data.count(b"\n", 0, first) + 1  # rare: counted only here
                     repeats.append(
                         LogWarning(
                             number,
-                            f"event_id {event_id} repeats line {first} with different content",
+                            f"event_id {event_id} repeats line {line} with different content",
                         )
                     )
                 continue
-            seen[event_id] = number
+            seen[event_id] = stop - len(raw)  # where the line starts
         if isinstance(parsed, Other):
             continue
         parsed.data = _LEAN
@@ -366,14 +369,9 @@ def scan_log(data: bytes) -> ScannedLog:
     return result
 
 
-def _whole(data: bytes, number: int) -> Any:
-    """The decoded record on line `number` of `data` (a line that parsed): replay
-    compares two records with the same event id whole."""
-    start = 0
-    for _ in range(number - 1):
-        start = data.index(b"\n", start) + 1
-    stop = data.find(b"\n", start)
-    raw = data[start : stop if stop >= 0 else len(data)]
+def _decoded(raw: bytes) -> Any:
+    """A line's whole record (a line that parsed): replay compares two records with the
+    same event id whole, so identical bytes need no decoding."""
     return json.loads(raw.decode("utf-8", errors="replace"))
 
 

@@ -1,8 +1,8 @@
 """The `kitty` executable: the hot commands first, then the full click CLI.
 
-`kitty status`, `kitty next` (also `--claim`), `kitty move` and `kitty agent tasks
-move-task` in their plain spellings run without importing click (kitty/fastpath.py);
-everything else goes to `kitty.cli`.
+`kitty status`, `kitty next` (also `--claim`), `kitty move`, `kitty agent tasks
+move-task` and `kitty agent tasks mark-status` in their plain spellings run without
+importing click (kitty/fastpath.py); everything else goes to `kitty.cli`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,6 @@ _VALUED = {
     "--status": "status",
     "--wp": "only",
 }
-_SUBTASK_STATUSES = ("done", "planned", "in_progress")  # click.Choice of mark-status
 _FLAGS = {"--json": "json", "--claim": "claim", "--force": "force"}
 _MOVE = {"mission", "agent", "note", "force", "json"}
 #: command words -> (positional argument names, option names); `*name`: any number of them
@@ -96,7 +95,9 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
         options[name] = value
     if variadic:
         options["tasks"] = values
-        if options.get("status") not in _SUBTASK_STATUSES:
+        from kitty.core.lanes import SUBTASK_STATUSES
+
+        if options.get("status") not in SUBTASK_STATUSES:
             return None  # missing or not one of the choices: click explains
     elif len(values) != len(positional):
         return None

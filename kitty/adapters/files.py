@@ -75,7 +75,7 @@ def atomic_write(path: Path, text: str | bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             raise EnvironmentProblem(
                 f"cannot write {path}: {exc.strerror or exc}",

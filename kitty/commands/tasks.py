@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kitty.commands.base import agent_option, json_option, mission_option, open_mission
+from kitty.core.lanes import SUBTASK_STATUSES
 from kitty.output import emit, terminal_width, use_colour, warn
 
 
@@ -148,7 +149,7 @@ def move(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
     "--status",
     "status_",
     required=True,
-    type=click.Choice(["done", "planned", "in_progress"]),
+    type=click.Choice(SUBTASK_STATUSES),
     help="New subtask status.",
 )
 @click.option("--wp", "wp_id", metavar="WP", help="Only look in this WP's subtasks.")

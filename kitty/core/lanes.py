@@ -50,6 +50,8 @@ SATISFIED = frozenset({APPROVED, DONE})
 #: Lanes in which somebody is actively working on the WP.
 IN_FLIGHT = frozenset({CLAIMED, IN_PROGRESS, FOR_REVIEW, IN_REVIEW})
 TERMINAL = frozenset({DONE, CANCELED})
+#: What `agent tasks mark-status --status` sets a subtask to.
+SUBTASK_STATUSES = (DONE, PLANNED, IN_PROGRESS)
 
 #: Weighted readiness per lane for the progress bar.
 WEIGHTS = {

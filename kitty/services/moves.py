@@ -22,7 +22,7 @@ from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 
-SUBTASK_STATUSES = ("done", "planned", "in_progress")
+SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
 
 @dataclass

@@ -82,7 +82,8 @@ def choose(
     """The next step from the shared work queues (ordered as `kitty next` orders them):
     a review (by the persona panel with `panel`), the arbiter, a fix, fresh work.
     Returns (step or None when there is nothing to start, the next turn)."""
-    for wp_id in queues.reviews:
+    if queues.reviews:
+        wp_id = queues.reviews[0]
         if panel:
             return Step(START, wp_id, REVIEW, PANEL), turn
         reviewer = pick_reviewer(implementer_of.get(wp_id), reviewers, reviewed_by.get(wp_id, []))
@@ -92,7 +93,8 @@ def choose(
         return Step(START, wp_id, REVIEW, reviewer), turn
     if queues.capped:
         return Step(ARBITRATE, queues.capped[0]), turn
-    for wp_id in queues.fixes + queues.fresh:
+    if queues.fixes or queues.fresh:
+        wp_id = (queues.fixes or queues.fresh)[0]
         agent, turn = pick_implementer(implementer_of.get(wp_id), implementers, turn)
         return Step(START, wp_id, IMPLEMENT, agent), turn
     return None, turn

@@ -48,17 +48,7 @@ from kitty.services.supervise import Job, Meter
 from kitty.services.workspace import Mission
 
 Emit = Callable[[dict[str, Any]], None]
-__all__ = [
-    "IMPLEMENT",
-    "PANEL",
-    "REVIEW",
-    "Emit",
-    "Job",
-    "Meter",
-    "Options",
-    "Sprint",
-    "WPStats",
-]
+__all__ = ["IMPLEMENT", "Emit", "Options", "Sprint"]  # what teamsprint and the commands use
 #: Read the mission again at least this often even when no file changed: decisions
 #: that depend on time (a lease running out), a WP file edited in place.
 REREAD = 5.0

@@ -269,9 +269,7 @@ class Meter:
                 "handoff": round(handoff, 2),
                 "no_work": round(max(0.0, idle - self.ramp - handoff), 2),
             },
-            "handoff_ms": round(1000 * sum(self.handoffs) / len(self.handoffs), 1)
-            if self.handoffs
-            else None,
+            "handoff_ms": round(1000 * handoff / len(self.handoffs), 1) if self.handoffs else None,
             "idle_cpu_percent": round(100 * self.idle_cpu / self.idle_wall, 2)
             if self.idle_wall > 0
             else None,

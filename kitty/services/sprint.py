@@ -94,7 +94,13 @@ class Sprint:
         if opts.arbiter not in ("escalate", "approve"):
             raise UsageError(f"unknown arbiter policy {opts.arbiter!r}", "escalate or approve")
         self.repo = repo
-        self.slug = Mission.open(repo, mission).slug
+        named = Mission.open(repo, mission)  # resolves the name; reads nothing yet
+        self.slug = named.slug
+        self.watched = [
+            *(named.dir / name for name in ("status.events.jsonl", "tasks", "lanes.json")),
+            *(named.dir / name for name in ("issue-matrix.json", "issue-matrix.md", "meta.json")),
+            named.project.config_path,
+        ]
         self.opts = opts
         self.emit = emit
         self.run_id = run_id()
@@ -108,11 +114,6 @@ class Sprint:
         self.cached: tuple[Mission, tuple[Any, ...], float] | None = None
         self.nothing_at: tuple[tuple[Any, ...], float] | None = None  # no work found then
         probe = self.mission()
-        self.watched = [
-            *(probe.dir / name for name in ("status.events.jsonl", "tasks", "lanes.json")),
-            *(probe.dir / name for name in ("issue-matrix.json", "issue-matrix.md", "meta.json")),
-            probe.project.config_path,
-        ]
         self.backends = {
             name: backend_for(name, probe.config.raw)
             for name in [*opts.implementers, *opts.reviewers]
@@ -174,12 +175,11 @@ class Sprint:
         mission.__dict__["log_state"] = snapshots.read_log(
             mission.events_path, mission.cache_dir, resave_tail=SNAPSHOT_TAIL
         )
-        if key:  # known once the first read named the files
-            self.cached = (mission, key, now)
+        self.cached = (mission, key, now)
         return mission
 
     def files_key(self) -> tuple[Any, ...]:
-        return supervise.change_key(getattr(self, "watched", []))
+        return supervise.change_key(self.watched)
 
     def state_key(self) -> tuple[Any, ...]:
         """What a dispatch decision depends on: the files and this sprint's own state."""

@@ -13,15 +13,15 @@ from typing import Any
 from kitty.core.state import Board, Conflict
 
 
-def resolve_commands(conflict: Conflict, mission: str) -> list[str]:
-    """Keep the replayed lane (first command) or force the dropped move (second, if any)."""
+def resolve_commands(conflict: Conflict, mission: str, lane: str | None = None) -> list[str]:
+    """Keep the board as replayed (first command) or force the dropped move (second, if
+    any). `lane` is the WP's lane now (the board as it is); without it, the lane the WP
+    was in when the conflict came up."""
     wp = conflict.wp_id
-    keep = (
-        f"kitty resolve {wp} --mission {mission} "
-        f'--note "keep {conflict.lane}: <why the first move wins>"'
-    )
+    now = lane or conflict.lane
+    keep = f'kitty resolve {wp} --mission {mission} --note "keep {now}: <why the first move wins>"'
     commands = [keep]
-    if conflict.kind == "stale_from_lane" and conflict.to_lane != conflict.lane:
+    if conflict.kind == "stale_from_lane" and conflict.to_lane != now:
         who = conflict.agent or "NAME"
         commands.append(
             f"kitty agent tasks move-task {wp} --mission {mission} --to {conflict.to_lane} "
@@ -30,14 +30,14 @@ def resolve_commands(conflict: Conflict, mission: str) -> list[str]:
     return commands
 
 
-def conflict_view(conflict: Conflict, mission: str) -> dict[str, Any]:
-    return dict(conflict.to_json(), commands=resolve_commands(conflict, mission))
+def conflict_view(conflict: Conflict, mission: str, lane: str | None = None) -> dict[str, Any]:
+    return dict(conflict.to_json(), commands=resolve_commands(conflict, mission, lane))
 
 
 def open_views(board: Board, mission: str, agent: str | None = None) -> list[dict[str, Any]]:
     """Open conflicts (of one agent's moves, when `agent` is given) in replay order."""
     return [
-        conflict_view(c, mission)
+        conflict_view(c, mission, board.lane(c.wp_id))
         for c in board.open_conflicts()
         if agent is None or c.agent == agent
     ]

@@ -4,17 +4,27 @@
 repeated event ids (first wins), sort by (`at` as a time, `event_id`), then
 fold transitions and annotations in that one order.
 
-Replay is strict, so that merged histories from several clones give the same
-board everywhere: a transition is applied only if its `from_lane` is the lane
-the WP is in at that point, its edge is in the transition table (or it is
-forced), and it is not an approval by the WP's own implementer without the
-self-review fallback. Anything else is kept in the log but not applied; it
-becomes a `Conflict` on the board (the first event in (at, event_id) order
-wins). Two shapes are tolerated because Spec Kitty writes them on one machine:
-a first transition from `planned` with no bootstrap (the WP starts planned),
-and a replica of the transition that brought the WP into its lane (same edge,
-same agent or same instant: a retry or a migration backfill). A repeated
-bootstrap (`genesis -> planned` of a WP that already has a lane) is a no-op.
+Two kinds of transition share the log. History (every line without kitty's
+`kitty_after` key: what Spec Kitty, or a kitty before 0.x, wrote) is folded exactly
+as Spec Kitty 3.2.7's reducer folds it: the last transition in replay order sets the
+lane, whatever its `from_lane` and edge, except that a forward move never replaces
+a review rollback stamped with the very same `at` (its "rollback-aware precedence").
+History never raises a conflict: without a causal link the log cannot prove a fork.
+
+kitty's own transitions carry `kitty_after`, the id of the WP's last applied
+transition the writer saw (null for none). Replay checks them, so that merged
+histories from several clones give the same board everywhere:
+* two of them on one WP with the same predecessor are a fork: the first in
+  replay order wins, the other is a `stale_from_lane` conflict;
+* one whose predecessor was refused belongs to the losing branch: refused too;
+* one that breaks the transition table (unforced) or approves the WP's own
+  implementation without the self-review fallback is a conflict.
+Refused events stay in the log; each becomes a `Conflict` on the board. Where a
+linked event follows history it did not link to (a Spec Kitty user moved the WP on
+another clone), the later one wins, as Spec Kitty decides; a repeated bootstrap
+(`genesis -> planned` of a WP that already has a lane) and a replica of the move
+that brought the WP into its lane (same edge, same agent or same instant: a retry)
+are no-ops.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ from operator import attrgetter
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.events import Annotation, Event, LogWarning, Transition
+from kitty.core.events import LINK_KEY, Annotation, Event, LogWarning, Transition
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset(
@@ -125,6 +135,21 @@ class WPState:
     entry: tuple[str, str | None, int, str | None] | None = None
     conflicts: list[Conflict] = field(default_factory=list)
     reclaim: dict[str, Any] | None = None  # the last lease takeover: previous holder
+    #: The last applied transition: (event_id, at as written, a review rollback?).
+    setter: tuple[str, str, bool] | None = None
+    #: Predecessors (`kitty_after`, "" for none) of the applied linked transitions.
+    taken: set[str] = field(default_factory=set)
+    #: Ids of the transitions refused as conflicts: their descendants are refused too.
+    lost: set[str] = field(default_factory=set)
+    #: `agent` as Spec Kitty's reducer records it: a `planned -> claimed` policy's agent,
+    #: unless an annotation set or released it (Spec Kitty folds annotations last).
+    claim_agent: Any = None
+    noted_agent: Any = None
+    agent_noted: bool = False
+
+    @property
+    def sk_agent(self) -> Any:
+        return self.noted_agent if self.agent_noted else self.claim_agent
 
 
 @dataclass(slots=True)
@@ -171,15 +196,48 @@ _NO_POLICY: dict[str, Any] = {}  # read only
 APPLY, SKIP = "apply", "skip"
 
 
+def link_of(st: WPState | None) -> str | None:
+    """The `kitty_after` a writer gives its next transition on the WP (the causal link)."""
+    return st.setter[0] if st is not None and st.setter is not None else None
+
+
+def link(records: list[dict[str, Any]], board: Board) -> None:
+    """Give each lane transition among `records` (event ids already set) its causal link:
+    the WP's last applied transition on `board`, or the previous record of the batch."""
+    last: dict[str, str | None] = {}
+    for rec in records:
+        if "from_lane" not in rec or "kind" in rec or "event_type" in rec or "type" in rec:
+            continue
+        wp_id = rec.get("wp_id")
+        if not isinstance(wp_id, str):
+            continue
+        rec.setdefault(LINK_KEY, last[wp_id] if wp_id in last else link_of(board.wps.get(wp_id)))
+        last[wp_id] = rec.get("event_id")
+
+
 def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
     """Decide whether replay applies `ev`: (APPLY|SKIP, "") or (conflict kind, message)."""
+    setter = st.setter
+    if not ev.linked:
+        # Spec Kitty's `_should_apply_event`: a forward move at the very `at` of the
+        # rollback that set the lane does not replace it; anything else applies.
+        if setter is not None and setter[2] and setter[1] == ev.at and not ev.rollback:
+            return SKIP, ""
+        return APPLY, ""
     lane = st.lane or lanes.GENESIS
     frm = ev.from_lane
     if lane == lanes.GENESIS and frm == lanes.PLANNED:
         lane = lanes.PLANNED  # Spec Kitty logs may start without the bootstrap
-    if frm != lane:
-        if frm == lanes.GENESIS and ev.to_lane == lanes.PLANNED:
-            return SKIP, ""  # a repeated bootstrap: finalize is idempotent
+    if frm == lanes.GENESIS and ev.to_lane == lanes.PLANNED and st.lane is not None:
+        return SKIP, ""  # a repeated bootstrap: finalize is idempotent
+    after = ev.after or ""
+    if after in st.lost:
+        return "stale_from_lane", (
+            f"{ev.wp_id} {frm} -> {ev.to_lane} by {event_agent(ev) or 'unknown'} was not applied: "
+            f"it follows {after}, a move that was not applied"
+        )
+    current = setter[0] if setter is not None else ""
+    if after in st.taken or (frm != lane and after == current):
         entry = st.entry
         if (
             entry is not None
@@ -193,11 +251,14 @@ def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
             f"{ev.wp_id} {frm} -> {ev.to_lane} by {event_agent(ev) or 'unknown'} was not applied: "
             f"{ev.wp_id} was already {lane}"
         )
-    if ev.to_lane == lane:
+    # Linked to an earlier state with only history after it: the later move wins (as in
+    # Spec Kitty); its edge is checked from the lane its writer saw.
+    base = lane if frm == lane else frm
+    if ev.to_lane == base:
         return APPLY, ""  # a self-loop (e.g. `doing` -> `in_progress`) changes nothing
-    if not ev.force and ev.to_lane not in lanes.TRANSITIONS.get(lane, frozenset()):
+    if not ev.force and ev.to_lane not in lanes.TRANSITIONS.get(base, frozenset()):
         return "illegal_edge", (
-            f"{ev.wp_id} {lane} -> {ev.to_lane} is not a legal move without --force "
+            f"{ev.wp_id} {base} -> {ev.to_lane} is not a legal move without --force "
             "and was not applied"
         )
     if ev.to_lane == lanes.APPROVED:
@@ -226,6 +287,11 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
     to_lane, from_lane, at = ev.to_lane, ev.from_lane, ev.at
     force = ev.force
     previous = st.lane
+    st.setter = (ev.event_id, at, ev.rollback)
+    if ev.linked:
+        st.taken.add(ev.after or "")
+    if from_lane == lanes.PLANNED and to_lane == lanes.CLAIMED and said:
+        st.claim_agent = said
     st.entry = (
         from_lane,
         said if isinstance(said, str) and said else tool,
@@ -306,6 +372,11 @@ _NESTED = (dict, list)  # a tuple: isinstance is faster with it than with a unio
 
 def _apply_annotation(st: WPState, ev: Annotation) -> None:
     delta = ev.delta
+    if delta.get("release_runtime_claim"):
+        st.noted_agent, st.agent_noted = None, True
+    noted = delta.get("agent")
+    if noted is not None and noted != "":
+        st.noted_agent, st.agent_noted = noted, True
     subtasks = delta.get("subtasks")
     if isinstance(subtasks, dict):
         for task, status in subtasks.items():
@@ -421,6 +492,7 @@ def _fold(board: Board, ordered: list[Transition | Annotation]) -> None:
                 )
                 st.conflicts.append(conflict)
                 board.conflicts.append(conflict)
+                st.lost.add(ev.event_id)
                 continue
             if ev.force and st.conflicts:
                 _resolve(st, ev.event_id)  # a forced move states the intended lane

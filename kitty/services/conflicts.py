@@ -27,7 +27,8 @@ def resolve(mission: Mission, wp_text: str, note: str | None, agent: str | None)
             raise GuardRefused(
                 f"{wp_id} has no open conflicts", f"kitty status --mission {mission.slug} --json"
             )
-        resolved.extend(conflict_view(c, mission.slug) for c in open_)
+        lane = state.lane if state else None
+        resolved.extend(conflict_view(c, mission.slug, lane) for c in open_)
         delta = {RESOLVE_KEY: [c.event_id for c in open_], "note": note}
         return [mission.annotation(wp_id, actor, delta)]
 

@@ -28,7 +28,7 @@ from typing import Any
 from kitty.adapters import eventlog
 from kitty.adapters.gitcli import GitCli
 from kitty.core.clock import format_at, hybrid_at, ulid
-from kitty.core.state import Board, replay
+from kitty.core.state import Board, link, replay
 from kitty.errors import GitError, LockBusy
 from kitty.services.workspace import Mission
 
@@ -178,6 +178,7 @@ def transact(
             board = replay(eventlog.read(mission.events_path).events)
             records = build(board)
             _stamp(records, board.newest_at_us)
+            link(records, board)
             outgoing = [line for line in local_lines if (_event_id(line) or line) not in remote_ids]
             fresh = [eventlog_line(r) for r in records]
             if not outgoing and not fresh:

@@ -17,7 +17,7 @@ from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
 from kitty.core.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.snapshot import materialize, sort_ids
-from kitty.core.state import Board, extend, replay
+from kitty.core.state import Board, extend, link, replay
 from kitty.core.transitions import Policy
 from kitty.core.wpfile import parse_wp
 from kitty.errors import AmbiguousId, KittyError, NotFound
@@ -304,6 +304,7 @@ class Mission:
                 newest = at
                 rec["at"] = format_at(at)
                 rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
+            link(records, board)
             eventlog.append(self.events_path, records)
             end = os.stat(self.events_path).st_size
             new_events = [

@@ -4,6 +4,7 @@ winner cannot approve their own work."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.helpers import git, kitty, ok
@@ -72,16 +73,24 @@ def test_hand_written_unforced_edge_is_reported(tmp_path: Path) -> None:
     bare = publish(tmp_path, CONFIG, ONE)
     a = clone(f"file://{bare}", tmp_path / "a")
     log = a / "kitty-specs" / SLUG / "status.events.jsonl"
-    log.write_text(
-        log.read_text()
-        + '{"actor": "mallory", "at": "2099-01-01T00:00:00+00:00", "event_id": "ZZ", '
-        '"force": false, "from_lane": "planned", "to_lane": "done", "wp_id": "WP01"}\n'
-    )
+    before = log.read_text()
+    last = json.loads(before.splitlines()[-1])["event_id"]  # WP01's bootstrap
+    line = {
+        "actor": "mallory", "at": "2099-01-01T00:00:00+00:00", "event_id": "ZZ",
+        "execution_mode": "worktree", "force": False, "from_lane": "planned",
+        "to_lane": "done", "wp_id": "WP01",
+    }
+    # A line kitty's writer would have linked (`kitty_after`): the table applies.
+    log.write_text(before + json.dumps(dict(line, kitty_after=last)) + "\n")
     view = ok(a, "status", "--json").json()
     assert view["work_packages"][0]["lane"] == "planned"
     assert [c["kind"] for c in view["conflicts"]] == ["illegal_edge"]
     doctor = kitty(a, "doctor")
     assert doctor.code == 1 and "planned -> done is not a legal move" in doctor.out
+    # The same line without the link is history: Spec Kitty applies it, and so does kitty.
+    log.write_text(before + json.dumps(line) + "\n")
+    view = ok(a, "status", "--json").json()
+    assert view["work_packages"][0]["lane"] == "done" and view["conflicts"] == []
 
 
 def test_doctor_flags_conflict_markers(tmp_path: Path) -> None:

@@ -104,3 +104,52 @@ def test_doctor_flags_conflict_markers(tmp_path: Path) -> None:
     assert f"kitty rebuild --mission {SLUG}" in doctor.out
     ok(a, "rebuild")
     assert kitty(a, "doctor").code == 0
+
+
+TWO = [
+    {"wp_id": "WP01", "title": "Part", "subtasks": ["T001"], "owned": ["src/a/**"]},
+    {"wp_id": "WP02", "title": "Other", "subtasks": ["T002"], "owned": ["src/b/**"]},
+]
+
+
+def test_a_forks_losing_branch_stays_lost_after_sync(tmp_path: Path) -> None:
+    """alice and bob both claim WP01 offline; bob also starts it. After `kitty sync`
+    alice's claim wins on both clones: bob's start follows his refused claim, so it is
+    refused too (its from_lane matching the lane alice's claim left changes nothing),
+    alice's `next` keeps her on WP01, and the resolve hints name the lane as it is."""
+    bare = publish(tmp_path, CONFIG, TWO)
+    a = clone(f"file://{bare}", tmp_path / "a")
+    b = clone(f"file://{bare}", tmp_path / "b")
+    ok(a, "move", "WP01", "claimed", "--agent", "alice")
+    ok(b, "move", "WP01", "claimed", "--agent", "bob")
+    ok(b, "move", "WP01", "in_progress", "--agent", "bob")
+    ok(a, "sync")
+    ok(b, "sync")
+    ok(a, "sync")
+    views = [ok(c, "status", "--json").json() for c in (a, b)]
+    assert views[0]["work_packages"] == views[1]["work_packages"]
+    wp = views[0]["work_packages"][0]
+    assert (wp["lane"], wp["implementer"], wp["conflicts"]) == ("claimed", "alice", 2)
+    claim, start = views[0]["conflicts"]
+    assert (claim["agent"], claim["to_lane"], start["agent"], start["to_lane"]) == (
+        "bob", "claimed", "bob", "in_progress",
+    )
+    assert f"it follows {claim['event_id']}" in start["message"]
+    for conflict in (claim, start):
+        assert conflict["commands"][0].startswith(
+            f'kitty resolve WP01 --mission {SLUG} --note "keep claimed:'
+        )
+    # the dropped start is offered as a forced move, exactly as printed
+    assert start["commands"][1] == (
+        f"kitty agent tasks move-task WP01 --mission {SLUG} --to in_progress --force "
+        '--agent bob --note "resolve conflict: <why this move wins>"'
+    )
+    nxt = ok(a, "next", "--agent", "alice", "--json").json()
+    assert (nxt["wp_id"], nxt["action"]) == ("WP01", "implement"), nxt
+    # alice goes on with her claim: her start is applied, nothing new conflicts
+    ok(a, "move", "WP01", "in_progress", "--agent", "alice")
+    after = ok(a, "status", "--json").json()
+    assert after["work_packages"][0]["lane"] == "in_progress"
+    assert len(after["conflicts"]) == 2
+    ok(a, "resolve", "WP01", "--note", "keep alice's claim: she was first")
+    assert ok(a, "status", "--json").json()["conflicts"] == []

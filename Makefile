@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kitty-installed
+# Spec Kitty 3.2.7 in a venv of its own: the oracle of the compatibility tests
+# (tests/oracle). Test setup only, never a dependency of kitty.
+ORACLE := .oracle-venv/.installed
 
 .PHONY: demo test lint bench mutation clean
 
@@ -16,7 +19,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)  ## run kitty on a bundled sample mission in a temporary git repo
 	$(BIN)/kitty demo
 
-test: $(STAMP) lint  ## lint, type-check and run the whole suite
+$(ORACLE):
+	rm -rf .oracle-venv && $(PYTHON) -m venv .oracle-venv
+	SPEC_KITTY_NO_UPGRADE_CHECK=1 .oracle-venv/bin/python -m pip install --quiet \
+		--disable-pip-version-check spec-kitty-cli==3.2.7
+	@touch $(ORACLE)
+
+test: $(STAMP) $(ORACLE) lint  ## lint, type-check and run the whole suite
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -35,4 +44,4 @@ bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 	$(BIN)/python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty
 
 clean:
-	rm -rf $(VENV) .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .oracle-venv .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache

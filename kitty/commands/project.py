@@ -63,7 +63,9 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     commands (agents.commands, review.test_command) you have not trusted yet.
     With --fix it first moves corrupt or torn log lines to
     status.events.jsonl.quarantine (never deleting them; a marker line takes
-    their place), rewrites status.json, prints what it did, then checks again.
+    their place), rewrites the sprint's old `kitty_dispatch` records (Spec Kitty
+    refuses a log holding one) as envelopes Spec Kitty skips, rewrites
+    status.json, prints what it did, then checks again.
 
     \b
     Examples:

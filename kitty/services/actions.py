@@ -105,7 +105,11 @@ def _feedback(mission: Mission, st: WPState | None) -> tuple[str | None, str | N
     return None, None
 
 
-DISPATCH = "kitty_dispatch"  # the `type` of the log record a sprint writes per dispatch
+#: The `event_type` of the log record a sprint writes per dispatch: a lifecycle envelope,
+#: which Spec Kitty's reader skips (a top-level `type` it does not know, as the records
+#: before kitty 0.x had, makes Spec Kitty refuse the whole log; `doctor --fix` migrates).
+DISPATCH = "KittyDispatch"
+LEGACY_DISPATCH = "kitty_dispatch"  # the `type` of those older records
 
 
 def dispatch_record(
@@ -114,14 +118,26 @@ def dispatch_record(
     """What `kitty sprint` appends before it claims a WP for an agent: the durable record
     an `--invocation-id` must match."""
     return {
-        "type": DISPATCH,
-        "invocation_id": invocation_id,
-        "mission_slug": mission.slug,
-        "wp_id": wp_id,
-        "action": action,
-        "agent": agent,
-        "model": model,
+        "event_type": DISPATCH,
+        "payload": {
+            "invocation_id": invocation_id,
+            "mission_slug": mission.slug,
+            "wp_id": wp_id,
+            "action": action,
+            "agent": agent,
+            "model": model,
+        },
     }
+
+
+def dispatch_of(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The dispatch a log record holds (its payload; a legacy record is its own), else None."""
+    if data.get("event_type") == DISPATCH:
+        payload = data.get("payload")
+        return payload if isinstance(payload, dict) else None
+    if data.get("type") == LEGACY_DISPATCH:
+        return data
+    return None
 
 
 def _events_naming(mission: Mission, text: str) -> list[Any]:
@@ -156,11 +172,11 @@ def check_invocation(
     from kitty.core.events import Other
 
     records = [
-        e.data
+        found
         for e in _events_naming(mission, invocation_id)
         if isinstance(e, Other)
-        and e.data.get("type") == DISPATCH
-        and e.data.get("invocation_id") == invocation_id
+        and (found := dispatch_of(e.data)) is not None
+        and found.get("invocation_id") == invocation_id
     ]
     hint = (
         "pass the --invocation-id of a dispatch kitty recorded (kitty sprint writes one per "

@@ -21,7 +21,9 @@ from kitty.adapters.files import atomic_write
 from kitty.core.clock import FUTURE_BOUND_US, format_at, is_implausible, ulid
 from kitty.core.conflicts import open_views
 from kitty.core.events import Annotation, Transition, field_problems, serialize
+from kitty.core.skcompat import refusal
 from kitty.errors import KittyError, SpecErrors, Untrusted
+from kitty.services.actions import DISPATCH, LEGACY_DISPATCH
 from kitty.services.gitcheck import git_problems
 from kitty.services.workspace import Mission
 
@@ -109,6 +111,21 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     problems += [w.render(shown) for w in mission.board.warnings]
     now = eventlog.now_us() if now_us is None else now_us
     for event in log.events:
+        refused = refusal(event.data)
+        if refused is not None:
+            legacy = event.data.get("type") == LEGACY_DISPATCH
+            result["fixable"] += legacy
+            problems.append(
+                f"{shown}:{event.line}: Spec Kitty 3.2.7 refuses the whole log at this line "
+                f"({refused})"
+                + (
+                    " — `kitty doctor --fix` rewrites it as a KittyDispatch envelope"
+                    if legacy
+                    else "; correct or remove the line"
+                )
+            )
+        if isinstance(event, Transition) and not event.linked:
+            continue  # history: read as Spec Kitty reads it (refusal above says the rest)
         problems += [f"{shown}:{event.line}: {p}" for p in field_problems(event.data)]
         if isinstance(event, Transition | Annotation) and is_implausible(event.at_us, now):
             problems.append(
@@ -154,6 +171,22 @@ def _corruption(line: bytes) -> str | None:
         return "not valid JSON"
 
 
+def _migrated(line: bytes) -> bytes | None:
+    """A legacy `kitty_dispatch` line as the envelope Spec Kitty skips (same id and `at`);
+    None for any other line."""
+    if LEGACY_DISPATCH.encode() not in line:
+        return None
+    data = json.loads(line)
+    if not isinstance(data, dict) or data.get("type") != LEGACY_DISPATCH:
+        return None
+    envelope = {"event_type": DISPATCH}
+    for key in ("at", "event_id"):
+        if key in data:
+            envelope[key] = data[key]
+    payload = {k: v for k, v in data.items() if k not in ("type", "at", "event_id")}
+    return serialize(dict(envelope, payload=payload)).rstrip("\n").encode("utf-8")
+
+
 def repair(mission: Mission) -> dict[str, Any]:
     """`kitty doctor --fix`: quarantine corrupt lines, regenerate status.json; report actions."""
     security = security_problems(mission)
@@ -173,9 +206,18 @@ def repair(mission: Mission) -> dict[str, Any]:
             lines.pop()
         now = eventlog.now_us()
         moved: list[dict[str, Any]] = []
+        rewrite = False
         for index, line in enumerate(lines):
             reason = _corruption(line) if line.strip() else None
             if reason is None:
+                migrated = _migrated(line)
+                if migrated is not None:
+                    lines[index] = migrated
+                    rewrite = True
+                    actions.append(
+                        f"{shown}:{index + 1}: a kitty_dispatch record (Spec Kitty refuses the "
+                        f"log at it): rewritten as a {DISPATCH} envelope, which it skips"
+                    )
                 continue
             number = index + 1
             if index == len(lines) - 1 and not raw.endswith(b"\n"):
@@ -204,6 +246,7 @@ def repair(mission: Mission) -> dict[str, Any]:
             # The quarantine copy is appended and fsynced before the log changes: a crash
             # in between leaves the line in both places, never in neither.
             eventlog.append(quarantine, moved)
+        if moved or rewrite:
             atomic_write(path, b"".join(line + b"\n" for line in lines))
         mission.refresh()
         board = mission.board

@@ -689,3 +689,25 @@ def test_resume_adopts_only_this_machines_sprint_agents(repo: Path) -> None:
     ]
     assert found[0].event()["how"] == "watching the running agent"
     assert found[1].event()["how"] == "its agent is gone: dispatching it again"
+
+
+def test_spec_kitty_reads_the_log_a_sprint_leaves(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Spec Kitty 3.2.7's own reader and reducer over the log of a real sprint (a
+    rejection, a re-implementation, approvals, a merge): it refuses no line and gives
+    every WP kitty's lane. The dispatch records are envelopes its reader skips."""
+    from tests import oracle
+
+    monkeypatch.setenv("FAKE_CODEX_REJECT", "WP02")
+    mission = planned(repo, SIX[:3])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex", "--parallel", "2", "--merge")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    log = (mission / "status.events.jsonl").read_text()
+    records = [json.loads(line) for line in log.splitlines()]
+    assert not [r for r in records if "type" in r]  # no record Spec Kitty cannot skip
+    assert [r for r in records if r.get("event_type") == "KittyDispatch"]
+    (result,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert "error" not in result, result
+    assert result["lanes"] == lanes_of(repo) == dict.fromkeys(("WP01", "WP02", "WP03"), "done")
+    assert kitty(repo, "doctor").code == 0

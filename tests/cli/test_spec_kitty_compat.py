@@ -1,0 +1,104 @@
+"""Both ways with Spec Kitty 3.2.7 (its reader and reducer as the oracle): kitty reads
+Spec Kitty's history as Spec Kitty does, and Spec Kitty reads what kitty writes."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from tests import oracle
+from tests.helpers import kitty, make_mission, ok
+
+WPS = [{"wp_id": "WP01", "subtasks": ["T001"]}, {"wp_id": "WP02", "subtasks": ["T002"]}]
+SLUG = "demo-01ABCDEF"
+LEGACY = {
+    "action": "implement",
+    "agent": "claude",
+    "at": "2026-01-01T00:00:00.000001+00:00",
+    "event_id": "01KZZZZZZZZZZZZZZZZZZZZZZZ",
+    "invocation_id": "01LEGACYDISPATCH",
+    "mission_slug": SLUG,
+    "model": None,
+    "type": "kitty_dispatch",
+    "wp_id": "WP01",
+}
+
+
+def test_doctor_fix_migrates_legacy_dispatch_records(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=WPS)
+    log = mission / "status.events.jsonl"
+    lines = log.read_text().splitlines()
+    lines.insert(1, json.dumps(LEGACY, sort_keys=True))
+    log.write_text("\n".join(lines) + "\n")
+    (refused,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert refused == {"error": "Invalid event structure on line 2: 'from_lane'"}
+    doctor = kitty(repo, "doctor", "--json")
+    assert doctor.code == 1
+    (problem,) = [p for p in doctor.json()["problems"] if "Spec Kitty" in p]
+    assert f"kitty-specs/{SLUG}/status.events.jsonl:2: Spec Kitty 3.2.7 refuses" in problem
+    assert "kitty doctor --fix" in problem
+    fixed = ok(repo, "doctor", "--fix", "--json").json()
+    assert any("rewritten as a KittyDispatch envelope" in a for a in fixed["fixed"])
+    migrated = json.loads(log.read_text().splitlines()[1])
+    assert migrated == {
+        "at": LEGACY["at"],
+        "event_id": LEGACY["event_id"],
+        "event_type": "KittyDispatch",
+        "payload": {k: LEGACY[k] for k in ("action", "agent", "invocation_id", "mission_slug", "model", "wp_id")},
+    }
+    (read,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert read["lanes"] == {"WP01": "planned", "WP02": "planned"}
+    assert kitty(repo, "doctor").code == 0
+    # the migrated record still vouches for its --invocation-id
+    ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude",
+       "--invocation-id", "01LEGACYDISPATCH")
+
+
+def transition(frm: str, to: str, at: str, eid: str, **extra: object) -> str:
+    record = {
+        "actor": "user", "at": at, "event_id": eid, "evidence": None,
+        "execution_mode": "worktree", "force": False, "from_lane": frm,
+        "mission_slug": SLUG, "policy_metadata": None, "reason": None, "review_ref": None,
+        "to_lane": to, "wp_id": "WP01",
+    }
+    record.update(extra)
+    return json.dumps(record, sort_keys=True)
+
+
+def test_doctor_is_quiet_on_history_and_names_kitty_lines_spec_kitty_refuses(
+    repo: Path, tmp_path: Path
+) -> None:
+    mission = make_mission(repo, wps=WPS)
+    log = mission / "status.events.jsonl"
+    base = log.read_text()
+    start = datetime.fromisoformat(json.loads(base.splitlines()[-1])["at"])
+
+    def at(n: int) -> str:  # after the bootstrap, as Spec Kitty writes `at`
+        return (start + timedelta(seconds=n)).isoformat()
+
+    history = [  # Spec Kitty's shapes: a self-approval by `user`, for_review -> done
+        transition("planned", "claimed", at(1), "01KA0000000000000000000001"),
+        transition("claimed", "in_progress", at(2), "01KA0000000000000000000002"),
+        transition("in_progress", "for_review", at(3), "01KA0000000000000000000003"),
+        transition("for_review", "approved", at(4), "01KA0000000000000000000004"),
+        transition("approved", "done", at(5), "01KA0000000000000000000005"),
+    ]
+    log.write_text(base + "\n".join(history) + "\n")
+    (read,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert read["lanes"]["WP01"] == "done"
+    view = ok(repo, "status", "--json").json()
+    assert view["work_packages"][0]["lane"] == "done" and view["conflicts"] == []
+    assert kitty(repo, "doctor").code == 0
+    # a line carrying kitty's link with a lane Spec Kitty does not know
+    bad = transition(
+        "done", "doing", at(6), "01KA0000000000000000000006",
+        kitty_after="01KA0000000000000000000005", force=True, reason="x",
+    )
+    log.write_text(base + "\n".join([*history, bad]) + "\n")
+    (refused,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert "error" in refused
+    doctor = kitty(repo, "doctor")
+    assert doctor.code == 1
+    assert "status.events.jsonl:" in doctor.out and "Spec Kitty 3.2.7 refuses the whole log" in doctor.out
+    assert "to_lane 'doing' is not one of Spec Kitty's lanes" in doctor.out

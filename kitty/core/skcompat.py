@@ -31,7 +31,9 @@ SK_LANES = frozenset(
 )
 _ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 _ACTOR_KEYS = frozenset({"role", "profile", "tool", "model"})
-_RETRO_TYPES = frozenset({"RetrospectiveCaptured", "RetrospectiveCaptureFailed", "RetrospectiveSkipped"})
+_RETRO_TYPES = frozenset(
+    {"RetrospectiveCaptured", "RetrospectiveCaptureFailed", "RetrospectiveSkipped"}
+)
 _TRANSITION_KEYS = ("event_id", "wp_id", "from_lane", "to_lane", "at", "actor", "force")
 
 
@@ -75,7 +77,9 @@ def refusal(data: Any) -> str | None:
         problem = _fields(evidence, "evidence", ("review",))
         if problem:
             return problem
-        problem = _fields(evidence["review"], "evidence.review", ("reviewer", "verdict", "reference"))
+        problem = _fields(
+            evidence["review"], "evidence.review", ("reviewer", "verdict", "reference")
+        )
         if problem:
             return problem
         for key, needed in (

@@ -76,9 +76,14 @@ def test_hand_written_unforced_edge_is_reported(tmp_path: Path) -> None:
     before = log.read_text()
     last = json.loads(before.splitlines()[-1])["event_id"]  # WP01's bootstrap
     line = {
-        "actor": "mallory", "at": "2099-01-01T00:00:00+00:00", "event_id": "ZZ",
-        "execution_mode": "worktree", "force": False, "from_lane": "planned",
-        "to_lane": "done", "wp_id": "WP01",
+        "actor": "mallory",
+        "at": "2099-01-01T00:00:00+00:00",
+        "event_id": "ZZ",
+        "execution_mode": "worktree",
+        "force": False,
+        "from_lane": "planned",
+        "to_lane": "done",
+        "wp_id": "WP01",
     }
     # A line kitty's writer would have linked (`kitty_after`): the table applies.
     log.write_text(before + json.dumps(dict(line, kitty_after=last)) + "\n")
@@ -132,7 +137,10 @@ def test_a_forks_losing_branch_stays_lost_after_sync(tmp_path: Path) -> None:
     assert (wp["lane"], wp["implementer"], wp["conflicts"]) == ("claimed", "alice", 2)
     claim, start = views[0]["conflicts"]
     assert (claim["agent"], claim["to_lane"], start["agent"], start["to_lane"]) == (
-        "bob", "claimed", "bob", "in_progress",
+        "bob",
+        "claimed",
+        "bob",
+        "in_progress",
     )
     assert f"it follows {claim['event_id']}" in start["message"]
     for conflict in (claim, start):

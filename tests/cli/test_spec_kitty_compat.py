@@ -45,22 +45,43 @@ def test_doctor_fix_migrates_legacy_dispatch_records(repo: Path, tmp_path: Path)
         "at": LEGACY["at"],
         "event_id": LEGACY["event_id"],
         "event_type": "KittyDispatch",
-        "payload": {k: LEGACY[k] for k in ("action", "agent", "invocation_id", "mission_slug", "model", "wp_id")},
+        "payload": {
+            k: LEGACY[k]
+            for k in ("action", "agent", "invocation_id", "mission_slug", "model", "wp_id")
+        },
     }
     (read,) = oracle.run([{"dir": str(mission)}], tmp_path)
     assert read["lanes"] == {"WP01": "planned", "WP02": "planned"}
     assert kitty(repo, "doctor").code == 0
     # the migrated record still vouches for its --invocation-id
-    ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude",
-       "--invocation-id", "01LEGACYDISPATCH")
+    ok(
+        repo,
+        "agent",
+        "action",
+        "implement",
+        "WP01",
+        "--agent",
+        "claude",
+        "--invocation-id",
+        "01LEGACYDISPATCH",
+    )
 
 
 def transition(frm: str, to: str, at: str, eid: str, **extra: object) -> str:
     record = {
-        "actor": "user", "at": at, "event_id": eid, "evidence": None,
-        "execution_mode": "worktree", "force": False, "from_lane": frm,
-        "mission_slug": SLUG, "policy_metadata": None, "reason": None, "review_ref": None,
-        "to_lane": to, "wp_id": "WP01",
+        "actor": "user",
+        "at": at,
+        "event_id": eid,
+        "evidence": None,
+        "execution_mode": "worktree",
+        "force": False,
+        "from_lane": frm,
+        "mission_slug": SLUG,
+        "policy_metadata": None,
+        "reason": None,
+        "review_ref": None,
+        "to_lane": to,
+        "wp_id": "WP01",
     }
     record.update(extra)
     return json.dumps(record, sort_keys=True)
@@ -92,13 +113,21 @@ def test_doctor_is_quiet_on_history_and_names_kitty_lines_spec_kitty_refuses(
     assert kitty(repo, "doctor").code == 0
     # a line carrying kitty's link with a lane Spec Kitty does not know
     bad = transition(
-        "done", "doing", at(6), "01KA0000000000000000000006",
-        kitty_after="01KA0000000000000000000005", force=True, reason="x",
+        "done",
+        "doing",
+        at(6),
+        "01KA0000000000000000000006",
+        kitty_after="01KA0000000000000000000005",
+        force=True,
+        reason="x",
     )
     log.write_text(base + "\n".join([*history, bad]) + "\n")
     (refused,) = oracle.run([{"dir": str(mission)}], tmp_path)
     assert "error" in refused
     doctor = kitty(repo, "doctor")
     assert doctor.code == 1
-    assert "status.events.jsonl:" in doctor.out and "Spec Kitty 3.2.7 refuses the whole log" in doctor.out
+    assert (
+        "status.events.jsonl:" in doctor.out
+        and "Spec Kitty 3.2.7 refuses the whole log" in doctor.out
+    )
     assert "to_lane 'doing' is not one of Spec Kitty's lanes" in doctor.out

@@ -701,7 +701,9 @@ def test_spec_kitty_reads_the_log_a_sprint_leaves(
 
     monkeypatch.setenv("FAKE_CODEX_REJECT", "WP02")
     mission = planned(repo, SIX[:3])
-    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex", "--parallel", "2", "--merge")
+    done = sprint(
+        repo, "--implementer", "claude", "--reviewer", "codex", "--parallel", "2", "--merge"
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     log = (mission / "status.events.jsonl").read_text()
     records = [json.loads(line) for line in log.splitlines()]

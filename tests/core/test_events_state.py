@@ -658,18 +658,36 @@ def test_conflict_kinds_and_messages() -> None:
     lines = [
         tr("WP01", "genesis", "planned", t.format(1), "A", kitty_after=None),
         tr(
-            "WP01", "planned", "claimed", t.format(2), "B", actor="claude", policy_metadata=same,
+            "WP01",
+            "planned",
+            "claimed",
+            t.format(2),
+            "B",
+            actor="claude",
+            policy_metadata=same,
             kitty_after="A",
         ),
         tr(
-            "WP01", "planned", "claimed", t.format(3), "B2", actor="claude", policy_metadata=same,
+            "WP01",
+            "planned",
+            "claimed",
+            t.format(3),
+            "B2",
+            actor="claude",
+            policy_metadata=same,
             kitty_after="A",
         ),  # a replica
         tr("WP01", "planned", "claimed", t.format(4), "B3", actor=None, kitty_after="A"),
         tr("WP01", "claimed", "done", t.format(5), "C", actor="x", kitty_after="B"),
         tr("WP01", "claimed", "in_progress", t.format(6), "D", actor="claude", kitty_after="B"),
         tr(
-            "WP01", "in_progress", "approved", t.format(7), "E", actor="claude", reason="self",
+            "WP01",
+            "in_progress",
+            "approved",
+            t.format(7),
+            "E",
+            actor="claude",
+            reason="self",
             kitty_after="D",
         ),
     ]
@@ -701,6 +719,8 @@ def test_conflict_kinds_and_messages() -> None:
     assert board.wps["WP01"].lane == "in_progress"
     # The same lines without the link are history: folded as Spec Kitty folds them
     # (the last transition sets the lane), never a conflict.
-    history = [json.dumps({k: v for k, v in json.loads(x).items() if k != "kitty_after"}) for x in lines]
+    history = [
+        json.dumps({k: v for k, v in json.loads(x).items() if k != "kitty_after"}) for x in lines
+    ]
     folded = replay(parse_lines(history).events)
     assert folded.conflicts == [] and folded.wps["WP01"].lane == "approved"

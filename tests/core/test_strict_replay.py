@@ -16,7 +16,12 @@ from tests.core.test_events_state import T0, ann, tr
 BASE = [
     tr("WP03", "genesis", "planned", T0.format(1), "A", kitty_after=None),
     tr(
-        "WP03", "planned", "claimed", T0.format(2), "B", policy_metadata={"agent": "alice"},
+        "WP03",
+        "planned",
+        "claimed",
+        T0.format(2),
+        "B",
+        policy_metadata={"agent": "alice"},
         kitty_after="A",
     ),
 ]
@@ -29,7 +34,9 @@ def board_of(lines: list[str]) -> Any:
 def test_offline_double_move_keeps_the_first_and_reports_the_rest() -> None:
     alice = [
         tr("WP03", "claimed", "in_progress", T0.format(3), "C1", actor="alice", kitty_after="B"),
-        tr("WP03", "in_progress", "for_review", T0.format(5), "C2", actor="alice", kitty_after="C1"),
+        tr(
+            "WP03", "in_progress", "for_review", T0.format(5), "C2", actor="alice", kitty_after="C1"
+        ),
     ]
     bob = [
         tr("WP03", "claimed", "blocked", T0.format(4), "D1", actor="bob", kitty_after="B"),
@@ -51,7 +58,9 @@ def test_every_merge_order_gives_the_same_board() -> None:
         *BASE,
         tr("WP03", "claimed", "in_progress", T0.format(3), "C1", actor="alice", kitty_after="B"),
         tr("WP03", "claimed", "blocked", T0.format(3), "C0", actor="bob", kitty_after="B"),
-        tr("WP03", "in_progress", "for_review", T0.format(5), "C2", actor="alice", kitty_after="C1"),
+        tr(
+            "WP03", "in_progress", "for_review", T0.format(5), "C2", actor="alice", kitty_after="C1"
+        ),
     ]
     seen = set()
     for seed in range(20):
@@ -75,7 +84,16 @@ def test_unforced_edge_outside_the_table_is_a_conflict_forced_is_not() -> None:
     forced = board_of(
         [
             tr("WP01", "genesis", "planned", T0.format(1), "A", kitty_after=None),
-            tr("WP01", "planned", "done", T0.format(2), "B", force=True, reason="why", kitty_after="A"),
+            tr(
+                "WP01",
+                "planned",
+                "done",
+                T0.format(2),
+                "B",
+                force=True,
+                reason="why",
+                kitty_after="A",
+            ),
         ]
     )
     assert forced.wps["WP01"].lane == "done" and forced.conflicts == []
@@ -128,11 +146,21 @@ def test_same_agent_on_two_machines_is_not_a_replica() -> None:
     lines = [
         tr("WP01", "genesis", "planned", T0.format(1), "A", kitty_after=None),
         tr(
-            "WP01", "planned", "claimed", T0.format(2), "B", policy_metadata={"machine": "m1"},
+            "WP01",
+            "planned",
+            "claimed",
+            T0.format(2),
+            "B",
+            policy_metadata={"machine": "m1"},
             kitty_after="A",
         ),
         tr(
-            "WP01", "planned", "claimed", T0.format(3), "C", policy_metadata={"machine": "m2"},
+            "WP01",
+            "planned",
+            "claimed",
+            T0.format(3),
+            "C",
+            policy_metadata={"machine": "m2"},
             kitty_after="A",
         ),
     ]
@@ -159,7 +187,13 @@ def test_resolution_by_annotation_or_forced_move() -> None:
         [
             *lines,
             tr(
-                "WP03", "in_progress", "blocked", T0.format(5), "F", force=True, reason="r",
+                "WP03",
+                "in_progress",
+                "blocked",
+                T0.format(5),
+                "F",
+                force=True,
+                reason="r",
                 kitty_after="C1",
             ),
         ]
@@ -171,13 +205,27 @@ def test_history_is_folded_as_spec_kitty_folds_it() -> None:
     """Shapes Spec Kitty writes and reads without complaint (issue 21's table): the last
     transition sets the lane, whatever its from_lane, edge or actor; no conflict."""
     shapes = {
-        "WP01": [("planned", "claimed"), ("claimed", "in_progress"), ("in_progress", "for_review"),
-                 ("for_review", "in_review"), ("in_review", "approved"), ("approved", "done")],
+        "WP01": [
+            ("planned", "claimed"),
+            ("claimed", "in_progress"),
+            ("in_progress", "for_review"),
+            ("for_review", "in_review"),
+            ("in_review", "approved"),
+            ("approved", "done"),
+        ],
         "WP02": [("planned", "claimed"), ("claimed", "planned")],
-        "WP03": [("planned", "claimed"), ("claimed", "in_progress"), ("in_progress", "for_review"),
-                 ("for_review", "approved")],
-        "WP04": [("planned", "claimed"), ("claimed", "in_progress"), ("in_progress", "for_review"),
-                 ("for_review", "done")],
+        "WP03": [
+            ("planned", "claimed"),
+            ("claimed", "in_progress"),
+            ("in_progress", "for_review"),
+            ("for_review", "approved"),
+        ],
+        "WP04": [
+            ("planned", "claimed"),
+            ("claimed", "in_progress"),
+            ("in_progress", "for_review"),
+            ("for_review", "done"),
+        ],
         "WP05": [("planned", "claimed"), ("claimed", "in_progress"), ("in_progress", "approved")],
         # a stale from_lane: seen from in_review while the WP was approved
         "WP06": [("planned", "in_review"), ("in_review", "approved"), ("in_review", "done")],
@@ -190,8 +238,12 @@ def test_history_is_folded_as_spec_kitty_folds_it() -> None:
     board = board_of(lines)
     assert board.conflicts == []
     assert {wp: st.lane for wp, st in board.wps.items()} == {
-        "WP01": "done", "WP02": "planned", "WP03": "approved", "WP04": "done",
-        "WP05": "approved", "WP06": "done",
+        "WP01": "done",
+        "WP02": "planned",
+        "WP03": "approved",
+        "WP04": "done",
+        "WP05": "approved",
+        "WP06": "done",
     }
 
 
@@ -216,22 +268,40 @@ def test_a_forks_losing_branch_stays_lost() -> None:
         tr("WP01", "planned", "claimed", T0.format(2), "AL", actor="alice", kitty_after="A"),
         tr("WP01", "planned", "claimed", T0.format(3), "BO", actor="bob", kitty_after="A"),
         tr("WP01", "claimed", "in_progress", T0.format(4), "BO2", actor="bob", kitty_after="BO"),
-        tr("WP01", "in_progress", "for_review", T0.format(5), "BO3", actor="bob", kitty_after="BO2"),
+        tr(
+            "WP01", "in_progress", "for_review", T0.format(5), "BO3", actor="bob", kitty_after="BO2"
+        ),
     ]
     board = board_of(lines)
     st = board.wps["WP01"]
     assert (st.lane, st.implementer) == ("claimed", "alice")
     assert [(c.event_id, c.kind) for c in board.conflicts] == [
-        ("BO", "stale_from_lane"), ("BO2", "stale_from_lane"), ("BO3", "stale_from_lane"),
+        ("BO", "stale_from_lane"),
+        ("BO2", "stale_from_lane"),
+        ("BO3", "stale_from_lane"),
     ]
     assert "it follows BO, a move that was not applied" in board.conflicts[1].message
     # alice goes on from her claim: applied
-    more = board_of([*lines, tr("WP01", "claimed", "in_progress", T0.format(6), "AL2",
-                                actor="alice", kitty_after="AL")])
+    more = board_of(
+        [
+            *lines,
+            tr(
+                "WP01",
+                "claimed",
+                "in_progress",
+                T0.format(6),
+                "AL2",
+                actor="alice",
+                kitty_after="AL",
+            ),
+        ]
+    )
     assert more.wps["WP01"].lane == "in_progress" and len(more.conflicts) == 3
     # the resolve hints describe the board as it is: keep in_progress, not a past lane
     (first, *_) = open_views(more, "m")
-    assert first["commands"][0].startswith('kitty resolve WP01 --mission m --note "keep in_progress')
+    assert first["commands"][0].startswith(
+        'kitty resolve WP01 --mission m --note "keep in_progress'
+    )
 
 
 def test_history_and_linked_moves_mix_the_later_one_wins() -> None:

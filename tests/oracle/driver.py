@@ -4,17 +4,26 @@ stdin, fold each log with Spec Kitty's own reader and reducer, print the results
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from specify_cli.status.reducer import reduce
-from specify_cli.status.store import StoreError, read_event_stream
+from specify_cli.status.store import (
+    StoreError,
+    read_event_stream,
+    read_event_stream_from_text,
+)
 
 
-def fold(feature_dir: Path) -> dict[str, Any]:
+def fold(feature_dir: Path, text: str | None = None) -> dict[str, Any]:
+    """Spec Kitty's read of the mission's log (or of `text`, as if it were that log)."""
     try:
-        stream = read_event_stream(feature_dir)
+        if text is None:
+            stream = read_event_stream(feature_dir)
+        else:
+            stream = read_event_stream_from_text(feature_dir, text)
     except StoreError as exc:
         return {"error": str(exc)}
     snapshot = reduce(stream.transitions, stream.annotations)
@@ -26,19 +35,22 @@ def fold(feature_dir: Path) -> dict[str, Any]:
     }
 
 
+def answer(job: dict[str, Any], work: Path) -> dict[str, Any]:
+    if "dir" in job:
+        return fold(Path(job["dir"]))
+    feature_dir = work / "kitty-specs" / "001-oracle"
+    feature_dir.mkdir(parents=True, exist_ok=True)
+    return fold(feature_dir, job["log"])
+
+
 def main() -> None:
+    logging.disable(logging.CRITICAL)  # e.g. "No meta.json found" for every job
     work = Path(sys.argv[1])
-    jobs = json.load(sys.stdin)
-    results = []
-    for job in jobs:
-        if "dir" in job:
-            results.append(fold(Path(job["dir"])))
-            continue
-        feature_dir = work / "kitty-specs" / "001-oracle"  # one folder, rewritten per job
-        feature_dir.mkdir(parents=True, exist_ok=True)
-        (feature_dir / "status.events.jsonl").write_text(job["log"], encoding="utf-8")
-        results.append(fold(feature_dir))
-    json.dump(results, sys.stdout)
+    if sys.argv[2:] == ["--serve"]:  # one job per line in, one result per line out
+        for line in sys.stdin:
+            print(json.dumps(answer(json.loads(line), work)), flush=True)
+        return
+    json.dump([answer(job, work) for job in json.load(sys.stdin)], sys.stdout)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from kitty.core import lanes
 from kitty.core.events import LINK_KEY, parse_lines, scan_log
+from kitty.core.snapshot import spec_kitty_progress
 from kitty.core.state import Board, fold, replay
 from tests import oracle
 
@@ -223,7 +224,9 @@ def kitty_view(board: Board) -> dict[str, Any]:
     return {
         "lanes": lanes_,
         "agents": {wp: st.sk_agent for wp, st in board.wps.items()},
+        "shell_pids": {wp: st.sk_slots.get("shell_pid") for wp, st in board.wps.items()},
         "summary": summary,
+        "progress_percentage": spec_kitty_progress(board),
     }
 
 

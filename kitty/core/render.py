@@ -145,8 +145,8 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
         details.append("self-rev!")
     if lane in ("claimed", "in_review"):
         details.append("claimed" if lane == "claimed" else "reviewing")
-    if wp.get("agent") and lane not in ("planned", "done", None):
-        details.append(f"@{wp['agent']}")
+    if wp.get("holder") and lane not in ("planned", "done", None):
+        details.append(f"@{wp['holder']}")
     lease = wp.get("lease")
     if lease and lease.get("machine"):
         details.append(
@@ -259,7 +259,7 @@ def list_text(view: dict[str, Any]) -> str:
         return "(no work packages yet: kitty wp add --title ...)\n"
     id_width = max(width_of(CRITICAL_MARK + w["id"]) for w in wps)
     lane_width = max(len(_lane(w)) for w in wps)
-    agents = [f"@{w['agent']}" if w.get("agent") else "-" for w in wps]
+    agents = [f"@{w['holder']}" if w.get("holder") else "-" for w in wps]
     agent_width = max(width_of(a) for a in agents)
     out = []
     for wp, agent in zip(wps, agents, strict=True):

@@ -37,6 +37,44 @@ def progress(board: Board, ids: list[str]) -> dict[str, float]:
     }
 
 
+#: Spec Kitty 3.2.7's `PROGRESS_SEMANTICS` of `agent tasks status --json`.
+PROGRESS_SEMANTICS = "weighted_readiness"
+
+
+def spec_kitty_progress(board: Board) -> float:
+    """`progress_percentage` as Spec Kitty 3.2.7 computes it (`compute_weighted_progress`
+    over its reduced snapshot): every WP with an event counts, canceled ones (weight 0)
+    too, and a WP with annotations only (its `uninitialized` lane, weight 0)."""
+    if not board.wps:
+        return 0.0
+    weighted = sum(lanes.WEIGHTS.get(st.lane or "", 0.0) for st in board.wps.values())
+    return round(weighted / len(board.wps) * 100.0, 1)
+
+
+def spec_kitty_row(wp: WorkPackage | None, st: WPState | None) -> dict[str, Any]:
+    """The keys Spec Kitty 3.2.7 gives each row of `agent tasks status --json` that
+    kitty's own view lacks, as Spec Kitty fills them (empty text when unrecorded)."""
+    meta = wp.meta if wp else {}
+    slots = st.sk_slots if st else {}
+
+    def text(value: Any) -> str:
+        return "" if value is None else str(value)
+
+    return {
+        "phase": text(meta.get("phase")) or "Unknown Phase",
+        "file": wp.path.rsplit("/", 1)[-1] if wp else "",
+        "agent": slots.get("agent") or "",
+        "agent_profile": text(meta.get("agent_profile")),
+        "resolved_agent_profile": slots.get("agent_profile") or "",
+        "resolved_role": slots.get("role") or "",
+        "resolved_model": slots.get("model") or "",
+        "shell_pid": slots.get("shell_pid") or "",
+        "shell_pid_created_at": slots.get("shell_pid_created_at") or None,
+        "execution_mode": (wp.execution_mode if wp else None) or "code_change",
+        "workspace_kind": "unknown",
+    }
+
+
 def waits_for(wp: WorkPackage | None, board: Board) -> list[str]:
     if wp is None:
         return []
@@ -91,7 +129,8 @@ def wp_view(
         "lane": st.lane,
         "dependencies": list(wp.dependencies) if wp else [],
         "waits_for": waits_for(wp, board) if st.lane in (lanes.PLANNED, None) else [],
-        "agent": st.agent,
+        "agent": st.agent,  # replaced by Spec Kitty's `agent` in status_view; see `holder`
+        "holder": st.agent,
         "implementer": st.implementer,
         "reviewer": st.reviewer,
         "subtasks": subtasks,

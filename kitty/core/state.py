@@ -30,6 +30,7 @@ are no-ops.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -47,6 +48,21 @@ HAS_FEEDBACK, ACKNOWLEDGED = "has_feedback", "acknowledged"
 HELD = frozenset({lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW})
 #: Annotation keys that describe the process holding a WP.
 CLAIM_KEYS = ("shell_pid", "agent_pid", "agent_started_at", "sprint_run")
+#: Spec Kitty's runtime slots: set by a `planned -> claimed` policy (besides `agent`),
+#: replaced by annotations, cleared by `release_runtime_claim` (its reducer's tables).
+SK_CLAIM_SLOTS = ("shell_pid", "shell_pid_created_at")
+SK_NOTED_SLOTS = (
+    "shell_pid",
+    "shell_pid_created_at",
+    "agent",
+    "assignee",
+    "role",
+    "agent_profile",
+    "agent_profile_version",
+    "model",
+    "provider",
+)
+SK_RELEASED_SLOTS = ("agent", "shell_pid", "shell_pid_created_at")
 #: Policy keys of a claim made through a remote (see kitty.services.leases).
 LEASE_KEYS = ("machine", "lease_seconds")
 
@@ -141,15 +157,19 @@ class WPState:
     taken: set[str] = field(default_factory=set)
     #: Ids of the transitions refused as conflicts: their descendants are refused too.
     lost: set[str] = field(default_factory=set)
-    #: `agent` as Spec Kitty's reducer records it: a `planned -> claimed` policy's agent,
-    #: unless an annotation set or released it (Spec Kitty folds annotations last).
-    claim_agent: Any = None
-    noted_agent: Any = None
-    agent_noted: bool = False
+    #: Spec Kitty's runtime slots (agent, shell_pid, ...) as its reducer records them:
+    #: what `planned -> claimed` policies set, overlaid by what annotations set or
+    #: released (Spec Kitty folds every annotation after every transition).
+    claim_slots: dict[str, Any] = field(default_factory=dict)
+    noted_slots: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sk_slots(self) -> dict[str, Any]:
+        return {**self.claim_slots, **self.noted_slots}
 
     @property
     def sk_agent(self) -> Any:
-        return self.noted_agent if self.agent_noted else self.claim_agent
+        return self.sk_slots.get("agent")
 
 
 @dataclass(slots=True)
@@ -290,8 +310,12 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
     st.setter = (ev.event_id, at, ev.rollback)
     if ev.linked:
         st.taken.add(ev.after or "")
-    if from_lane == lanes.PLANNED and to_lane == lanes.CLAIMED and said:
-        st.claim_agent = said
+    if from_lane == lanes.PLANNED and to_lane == lanes.CLAIMED and policy:
+        for key in SK_CLAIM_SLOTS:
+            if policy.get(key) is not None:
+                st.claim_slots[key] = policy[key]
+        if said:  # an empty agent is no claim (Spec Kitty #2960)
+            st.claim_slots["agent"] = said
     st.entry = (
         from_lane,
         said if isinstance(said, str) and said else tool,
@@ -372,11 +396,16 @@ _NESTED = (dict, list)  # a tuple: isinstance is faster with it than with a unio
 
 def _apply_annotation(st: WPState, ev: Annotation) -> None:
     delta = ev.delta
+    noted = st.noted_slots
     if delta.get("release_runtime_claim"):
-        st.noted_agent, st.agent_noted = None, True
-    noted = delta.get("agent")
-    if noted is not None and noted != "":
-        st.noted_agent, st.agent_noted = noted, True
+        noted.update(dict.fromkeys(SK_RELEASED_SLOTS))
+    for key in SK_NOTED_SLOTS:
+        value = delta.get(key)
+        if value is not None and value != "":
+            if key == "shell_pid" and not isinstance(value, bool):
+                with suppress(TypeError, ValueError):
+                    value = int(value)  # Spec Kitty reads it with int()
+            noted[key] = value
     subtasks = delta.get("subtasks")
     if isinstance(subtasks, dict):
         for task, status in subtasks.items():

@@ -5,9 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.core import lanes
 from kitty.core.conflicts import open_views
 from kitty.core.schedule import critical_path
-from kitty.core.snapshot import progress, summary, wp_view
+from kitty.core.snapshot import (
+    PROGRESS_SEMANTICS,
+    progress,
+    spec_kitty_progress,
+    spec_kitty_row,
+    summary,
+    wp_view,
+)
 from kitty.services.leases import lease_of
 from kitty.services.workspace import Mission
 
@@ -46,6 +54,8 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
             | {"expired": now_us is not None and lease["expires_us"] <= now_us}
         )
         wp["reclaimed_from"] = st.reclaim if st is not None else None
+    for wp in work_packages:  # Spec Kitty 3.2.7's row keys (`agent` as it records it)
+        wp.update(spec_kitty_row(mission.wps.get(wp["id"]), board.wps.get(wp["id"])))
     path = critical_path(mission.wps)
     on_path = set(path) if len(path) > 1 else set()  # one lone WP is no chain
     for wp in work_packages:
@@ -54,8 +64,31 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         from kitty.services.liveness import mark_stalled
 
         mark_stalled(work_packages, board, now_us)
+    meta = mission.meta
+    by_lane: dict[str, int] = {}
+    for wp in work_packages:  # Spec Kitty counts its rows' lanes, first seen first
+        row_lane = wp["lane"] or lanes.GENESIS
+        by_lane[row_lane] = by_lane.get(row_lane, 0) + 1
+    done = by_lane.get(lanes.DONE, 0)
+    weighted = spec_kitty_progress(board)
     return {
         "schema": SCHEMA,
+        # Spec Kitty 3.2.7's keys of `agent tasks status --json`, computed as it does
+        "mission_slug": mission.slug,
+        "mission_number": meta.get("mission_number"),
+        "mission_type": meta.get("mission_type"),
+        "total_wps": len(work_packages),
+        "by_lane": by_lane,
+        "progress_percentage": weighted,
+        "progress_semantics": PROGRESS_SEMANTICS,
+        "weighted_percentage": weighted,
+        "done_count": done,
+        "done_percentage": round(100.0 * done / len(work_packages), 1) if work_packages else 0.0,
+        "stale_wps": sum(1 for wp in work_packages if wp.get("stalled")),
+        "stale_verdicts": [],
+        "stalled_wps": [],
+        "auto_commit": mission.config.auto_commit,
+        # kitty's own
         "mission": mission_info(mission),
         "work_packages": work_packages,
         "summary": summary(board, ids),

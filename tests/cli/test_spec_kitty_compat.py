@@ -131,3 +131,110 @@ def test_doctor_is_quiet_on_history_and_names_kitty_lines_spec_kitty_refuses(
         and "Spec Kitty 3.2.7 refuses the whole log" in doctor.out
     )
     assert "to_lane 'doing' is not one of Spec Kitty's lanes" in doctor.out
+
+
+FOUR = [
+    {"wp_id": "WP01", "subtasks": ["T001"]},
+    {"wp_id": "WP02", "subtasks": ["T002"]},
+    {"wp_id": "WP03", "subtasks": ["T003"]},
+    {"wp_id": "WP04", "subtasks": ["T004"]},
+]
+#: Spec Kitty 3.2.7's top-level keys of `agent tasks status --json`, and its row keys.
+SK_KEYS = {
+    "mission_slug",
+    "mission_number",
+    "mission_type",
+    "total_wps",
+    "by_lane",
+    "work_packages",
+    "progress_percentage",
+    "progress_semantics",
+    "weighted_percentage",
+    "done_count",
+    "done_percentage",
+    "stale_wps",
+    "stale_verdicts",
+    "stalled_wps",
+    "auto_commit",
+}
+SK_ROW_KEYS = {
+    "id",
+    "title",
+    "lane",
+    "phase",
+    "file",
+    "agent",
+    "agent_profile",
+    "resolved_agent_profile",
+    "resolved_role",
+    "resolved_model",
+    "shell_pid",
+    "shell_pid_created_at",
+    "execution_mode",
+    "workspace_kind",
+}
+
+
+def test_agent_tasks_status_answers_in_spec_kittys_shape(repo: Path, tmp_path: Path) -> None:
+    mission = make_mission(repo, wps=FOUR)
+    ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", "claude")
+    ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--agent", "claude")
+    ok(repo, "next", "--agent", "codex", "--claim")  # the review, claimed through next
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP01",
+        "--to",
+        "planned",
+        "--agent",
+        "codex",
+        "--note",
+        "the tests fail",
+    )  # a rejection by note
+    ok(repo, "agent", "action", "implement", "WP02", "--agent", "gemini")
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP03",
+        "--to",
+        "canceled",
+        "--agent",
+        "lead",
+        "--note",
+        "out of scope",
+    )
+    ok(
+        repo,
+        "agent",
+        "tasks",
+        "move-task",
+        "WP04",
+        "--to",
+        "done",
+        "--force",
+        "--agent",
+        "lead",
+        "--note",
+        "merged by hand",
+    )
+    view = ok(repo, "agent", "tasks", "status", "--json").json()
+    assert set(view) >= SK_KEYS
+    assert all(set(row) >= SK_ROW_KEYS for row in view["work_packages"])
+    (expected,) = oracle.run([{"dir": str(mission)}], tmp_path)
+    assert "error" not in expected
+    rows = {row["id"]: row for row in view["work_packages"]}
+    assert {wp: row["lane"] for wp, row in rows.items()} == expected["lanes"]
+    assert {wp: row["agent"] for wp, row in rows.items()} == {
+        wp: agent or "" for wp, agent in expected["agents"].items()
+    }
+    # Spec Kitty keeps the canceled WP in the denominator: (0 + 0.3 + 0 + 1) / 4
+    assert view["progress_percentage"] == expected["progress_percentage"] == 32.5
+    assert view["by_lane"] == {"planned": 1, "in_progress": 1, "canceled": 1, "done": 1}
+    assert (view["total_wps"], view["done_count"], view["done_percentage"]) == (4, 1, 25.0)
+    assert view["mission_slug"] == SLUG and view["progress_semantics"] == "weighted_readiness"
+    assert rows["WP01"]["file"].startswith("WP01") and rows["WP01"]["file"].endswith(".md")

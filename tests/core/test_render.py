@@ -24,7 +24,7 @@ def view(n: int) -> dict[str, Any]:
             "id": f"WP{i:02d}",
             "title": "A rather long work package title " * 2,
             "lane": lanes[i % len(lanes)],
-            "agent": "claude-code-agent",
+            "holder": "claude-code-agent",
             "review_cycles": i % 3,
             "max_cycles": 3,
             "waits_for": ["WP01"] if i % 9 == 0 else [],
@@ -159,14 +159,14 @@ def golden_view() -> dict[str, Any]:
                 "id": "WP01",
                 "title": "Cart API",
                 "lane": "done",
-                "agent": "claude",
+                "holder": "claude",
                 "critical": True,
             },
             {
                 "id": "WP02",
                 "title": "Cart UI",
                 "lane": "in_review",
-                "agent": "codex",
+                "holder": "codex",
                 "review_cycles": 1,
                 "max_cycles": 3,
             },
@@ -174,7 +174,7 @@ def golden_view() -> dict[str, Any]:
                 "id": "WP03",
                 "title": "Checkout",
                 "lane": "claimed",
-                "agent": "gemini",
+                "holder": "gemini",
                 "critical": True,
                 "stalled": "gone",
             },
@@ -182,7 +182,7 @@ def golden_view() -> dict[str, Any]:
                 "id": "WP04",
                 "title": "Payments",
                 "lane": "approved",
-                "agent": "claude",
+                "holder": "claude",
                 "arbiter": {"to_lane": "approved", "note": "Arbiter decision: fine"},
                 "self_review": {"approved_by": "claude", "intended_reviewer": "codex"},
             },
@@ -205,7 +205,7 @@ def golden_view() -> dict[str, Any]:
                 "id": "WP09",
                 "title": "Search",
                 "lane": "in_progress",
-                "agent": "claude",
+                "holder": "claude",
                 "conflicts": 1,
             },
         ],
@@ -305,7 +305,7 @@ def test_narrow_empty_board_and_helpers() -> None:
 def test_lease_agent_and_progress_details() -> None:
     from kitty.core.render import card
 
-    base = {"id": "WP01", "title": "T", "lane": "in_progress", "agent": "claude"}
+    base = {"id": "WP01", "title": "T", "lane": "in_progress", "holder": "claude"}
     assert card(dict(base, lease={"machine": "m1", "expired": True}), 60) == [
         "WP01 T",
         " @claude on m1 lease expired",

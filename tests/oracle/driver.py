@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from specify_cli.status.progress import compute_weighted_progress
 from specify_cli.status.reducer import reduce
 from specify_cli.status.store import (
     StoreError,
@@ -31,7 +32,10 @@ def fold(feature_dir: Path, text: str | None = None) -> dict[str, Any]:
     return {
         "lanes": {wp: state["lane"] for wp, state in wps.items()},
         "agents": {wp: state.get("agent") for wp, state in wps.items()},
+        "shell_pids": {wp: state.get("shell_pid") for wp, state in wps.items()},
         "summary": snapshot.summary,
+        # as `agent tasks status --json` computes its progress_percentage
+        "progress_percentage": round(float(compute_weighted_progress(snapshot).percentage), 1),
     }
 
 

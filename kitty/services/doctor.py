@@ -124,8 +124,8 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
                     else "; correct or remove the line"
                 )
             )
-        if isinstance(event, Transition) and not event.linked:
-            continue  # history: read as Spec Kitty reads it (refusal above says the rest)
+        if refused is None and isinstance(event, Transition) and not event.linked:
+            continue  # history Spec Kitty reads: read as it reads it, nothing to report
         problems += [f"{shown}:{event.line}: {p}" for p in field_problems(event.data)]
         if isinstance(event, Transition | Annotation) and is_implausible(event.at_us, now):
             problems.append(

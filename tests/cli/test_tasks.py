@@ -44,6 +44,21 @@ def test_status_json_contract(repo: Path) -> None:
         "critical_path",
         "warnings",
         "conflicts",
+        # Spec Kitty 3.2.7's keys (tests/cli/test_spec_kitty_compat.py)
+        "mission_slug",
+        "mission_number",
+        "mission_type",
+        "total_wps",
+        "by_lane",
+        "progress_percentage",
+        "progress_semantics",
+        "weighted_percentage",
+        "done_count",
+        "done_percentage",
+        "stale_wps",
+        "stale_verdicts",
+        "stalled_wps",
+        "auto_commit",
     }
     wp1, wp2 = data["work_packages"]
     assert {

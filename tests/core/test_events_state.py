@@ -470,6 +470,7 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "dependencies": ["WP02"],
         "waits_for": ["WP02"],
         "agent": "codex",
+        "holder": "codex",
         "implementer": "claude",
         "reviewer": "codex",
         "subtasks": {"T1": "planned", "T2": "planned", "T9": "done"},

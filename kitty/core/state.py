@@ -5,7 +5,7 @@ repeated event ids (first wins), sort by (`at` as a time, `event_id`), then
 fold transitions and annotations in that one order.
 
 Two kinds of transition share the log. History (every line without kitty's
-`kitty_after` key: what Spec Kitty, or a kitty before 0.x, wrote) is folded exactly
+`kitty_after` key: what Spec Kitty, or an older kitty, wrote) is folded exactly
 as Spec Kitty 3.2.7's reducer folds it: the last transition in replay order sets the
 lane, whatever its `from_lane` and edge, except that a forward move never replaces
 a review rollback stamped with the very same `at` (its "rollback-aware precedence").

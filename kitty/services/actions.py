@@ -107,7 +107,7 @@ def _feedback(mission: Mission, st: WPState | None) -> tuple[str | None, str | N
 
 #: The `event_type` of the log record a sprint writes per dispatch: a lifecycle envelope,
 #: which Spec Kitty's reader skips (a top-level `type` it does not know, as the records
-#: before kitty 0.x had, makes Spec Kitty refuse the whole log; `doctor --fix` migrates).
+#: older kitty wrote, makes Spec Kitty refuse the whole log; `doctor --fix` migrates).
 DISPATCH = "KittyDispatch"
 LEGACY_DISPATCH = "kitty_dispatch"  # the `type` of those older records
 

@@ -15,12 +15,12 @@ from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
-from kitty.core.state import Board
+from kitty.core.state import HELD, Board
 from kitty.core.transitions import MoveCheck, MoveRequest, check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
-from kitty.services.workspace import Mission
+from kitty.services.workspace import AGENT_ENV, Mission
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
@@ -156,7 +156,10 @@ def move_task(
     written: list[Path] = []
 
     def build(board: Board) -> list[dict[str, Any]]:
-        check = check_move(wp_id, board.wps.get(wp_id), subtasks, req, policy, mission.slug)
+        before = board.wps.get(wp_id)
+        if before is not None and before.lane in HELD:
+            outcome["holder"] = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
+        check = check_move(wp_id, before, subtasks, req, policy, mission.slug)
         outcome["check"] = check
         return _records(mission, wp_id, check, req, doc, written, policy_extra)
 
@@ -168,6 +171,7 @@ def move_task(
         raise
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
+    warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     state = mission.board.wps.get(wp_id)
     return {
         "mission": mission.slug,
@@ -181,7 +185,23 @@ def move_task(
         "arbiter": check.arbiter,
         "self_review": check.self_review,
         "event_ids": [r["event_id"] for r in records],
+        "warnings": warnings,
     }
+
+
+def _fallback_warning(
+    mission: Mission, wp_id: str, agent: str | None, actor: str, holder: str | None
+) -> list[str]:
+    """A move recorded under the fallback identity (no --agent, no $KITTY_AGENT) while an
+    agent held the WP: most likely an agent ran a command without naming itself."""
+    if (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip():
+        return []
+    if not holder or holder == actor:
+        return []
+    return [
+        f"{wp_id} was held by {holder}, and this move is recorded as {actor!r} (the fallback "
+        "identity: no --agent, no $KITTY_AGENT); if an agent made it, pass --agent NAME"
+    ]
 
 
 def _records(
@@ -201,9 +221,12 @@ def _records(
         policy["arbiter"] = check.arbiter
     if check.self_review:
         policy["self_review_fallback"] = check.self_review
+    if check.release:
+        policy["release"] = {"holder": req.actor}
     fields: dict[str, Any] = {
-        "force": req.force,
-        "reason": req.note,
+        "force": req.force or check.release,
+        "reason": req.note
+        or (f"claim released by its holder {req.actor}" if check.release else None),
         "policy_metadata": policy or None,
     }
     if check.verdict:

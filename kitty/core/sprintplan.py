@@ -140,7 +140,11 @@ def arbiter(
     """`policy` is escalate (block it for a human) or approve. A review panel HALT for a
     blocker question or a soft warning goes to a human whatever the policy."""
     if halt_reason in ("blocker", "soft_warn"):
-        how = "--answer <id>=<label>" if halt_reason == "blocker" else "--continue"
+        how = (
+            "   # shows the open questions; answer with --answer ID=LABEL"
+            if halt_reason == "blocker"
+            else "--continue"
+        )
         return Arbiter(
             None,
             f"review panel HALT ({halt_reason}) at round {halt_round}: {halt_text}\n"

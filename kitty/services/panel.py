@@ -94,8 +94,14 @@ def blocker_problems(payload: dict[str, Any]) -> list[str]:
         options = q.get("options")
         if not isinstance(options, list) or not 2 <= len(options) <= 4:
             problems.append(f"questions[{i}].options: needs 2 to 4 options")
-        elif not all(isinstance(o, dict) and isinstance(o.get("label"), str) for o in options):
-            problems.append(f"questions[{i}].options: each needs a label")
+        else:
+            for j, o in enumerate(options):
+                if not (isinstance(o, dict) and isinstance(o.get("label"), str)):
+                    shape = json.dumps(o)[:60]
+                    problems.append(
+                        f"questions[{i}].options[{j}]: {shape} is not an object with a label "
+                        '(each option is {"label": "...", "description": "..."})'
+                    )
     return problems
 
 
@@ -897,8 +903,9 @@ class Loop:
         self.emit({"event": "halt", "round": round_no, "reason": reason, "file": self.rel(path)})
         result = self.result(round_no, HALT, merged, None, reason=reason, halt_file=self.rel(path))
         result["questions"] = artifact["questions"]
+        result["context"] = artifact["context"]
         result["question_chunks"] = chunks(artifact["questions"]) if artifact["questions"] else []
-        result["hint"] = halt_hint(self.wp_id, self.slug, reason, mission)
+        result["hint"] = halt_hint(self.wp_id, self.slug, reason, mission, artifact["questions"])
         return result
 
     def result(
@@ -1076,9 +1083,25 @@ def _git_state(workspace: str) -> str:
     return head.stdout.strip() + "\n" + done.stdout
 
 
-def halt_hint(wp_id: str, slug: str, reason: str, mission: Mission) -> str:
+def answer_example(wp_id: str, slug: str, questions: list[Any]) -> str:
+    """A runnable `kitty review answer` for the first question's first option."""
+    for q in questions:
+        options = q.get("options") if isinstance(q, dict) else None
+        for o in options if isinstance(options, list) else []:
+            if isinstance(o, dict) and isinstance(o.get("label"), str):
+                pair = shlex.quote(f"{q.get('id')}={o['label']}")
+                return f"kitty review answer {wp_id} --mission {slug} --answer {pair}"
+    return f"kitty review answer {wp_id} --mission {slug}"
+
+
+def halt_hint(
+    wp_id: str, slug: str, reason: str, mission: Mission, questions: list[Any] | None = None
+) -> str:
     if reason == "blocker":
-        return f"answer: kitty review answer {wp_id} --mission {slug} --answer <id>=<label> ..."
+        return (
+            "answer each question (--answer ID=LABEL, repeatable), for example: "
+            + answer_example(wp_id, slug, questions or [])
+        )
     if reason == "soft_warn":
         return f"continue one more round: kitty review answer {wp_id} --mission {slug} --continue"
     return (

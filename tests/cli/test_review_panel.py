@@ -258,7 +258,7 @@ def test_check_8_last_round_halts_without_a_fix(
     assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 1  # no fix after round 2
     wp = status(repo)
     assert (wp["lane"], wp["review_cycles"]) == ("planned", 2)
-    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()  # not claude: the implementer
     assert nxt["action"] == "arbiter" and result["halt_file"] in nxt["reason"]
     # the artifact is write-once; a resumed run starts again at round 1 (check 10: replay)
     code, again = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
@@ -615,7 +615,7 @@ def test_sprint_panel_halts_on_a_blocker_which_is_answered_then_converges(
     assert done.returncode == 1
     halt = next(e for e in events if e["event"] == "halt")
     assert "review panel HALT (blocker)" in halt["message"]
-    assert f"kitty review answer WP01 --mission {MISSION} --answer" in halt["message"]
+    assert f"kitty review answer WP01 --mission {MISSION}    # shows" in halt["message"]
     assert status(repo)["review_halt"]["reason"] == "blocker"
     code, result = answer(repo, tmp_path, "--answer", "q1=error")
     assert (code, result["loop_verdict"], result["round"]) == (0, "CONVERGED", 2)
@@ -648,3 +648,40 @@ def test_a_review_held_by_another_reviewer_is_not_taken_over(
     code, result = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
     assert code == 1 and "in review by gemini" in result["error"]["message"]
     assert calls(fakes) == [] and status(repo)["lane"] == "in_review"
+
+
+def test_a_blocker_with_plain_string_options_halts_with_a_summary(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.9: `"options": ["error", "guest"]` crashed the text summary (exit 3)."""
+    ready_for_review(repo)
+    q = [{"id": "q1", "header": "h", "question": "Error or guest?", "options": ["error", "guest"]}]
+    scripted = {
+        "review": {"1": {"security": [p1()]}},
+        "fix": {"1": [{"status": "blocker", "questions": q}]},
+    }
+    path = tmp_path / "panel-script.json"
+    path.write_text(json.dumps(scripted))
+    done = run(
+        repo, "review", "run", "WP01", "--panel", "security", "--agents", "codex",
+        env={"FAKE_PANEL_SCRIPT": str(path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "HALT: blocker_malformed at round 1." in done.stdout
+    assert (
+        'Why: questions[0].options[0]: "error" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})'
+    ) in done.stdout
+    assert "unexpected internal error" not in done.stderr
+
+
+def test_blocker_problems_name_the_malformed_shape() -> None:
+    problems = blocker_problems(
+        {"questions": [{"id": "q1", "header": "h", "question": "?", "options": ["a", "b"]}]}
+    )
+    assert problems == [
+        'questions[0].options[0]: "a" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})',
+        'questions[0].options[1]: "b" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})',
+    ]

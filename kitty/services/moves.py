@@ -33,6 +33,8 @@ class ReviewDoc:
     affected_files: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] | None = None
     reviewers: list[str] = field(default_factory=list)
+    #: A review panel's agents (`reviewer_agent`); the actor who ran it is `recorded_by`.
+    panel_agents: list[str] = field(default_factory=list)
 
 
 _CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
@@ -97,6 +99,9 @@ def write_review_cycle(
         "verdict": verdict,
         "wp_id": wp_id,
     }
+    if doc.panel_agents:  # the findings came from the panel's agents, not from its runner
+        front["reviewer_agent"] = ", ".join(doc.panel_agents)
+        front["recorded_by"] = reviewer or "unknown"
     path = folder / f"review-cycle-{number}.md"
     text = dump_front_matter(front, sort_keys=True) + "\n"
     atomic_write(path, text + doc.body.rstrip("\n") + "\n")
@@ -152,6 +157,8 @@ def move_task(
     wp = mission.wp(wp_id)
     subtasks = wp.subtasks if wp else ()
     policy = mission.policy()
+    if lanes.canonical(to_lane) == lanes.APPROVED and not force:
+        _lane_unchanged(mission, wp_id)
     outcome: dict[str, Any] = {}
     written: list[Path] = []
 
@@ -187,6 +194,33 @@ def move_task(
         "event_ids": [r["event_id"] for r in records],
         "warnings": warnings,
     }
+
+
+def _lane_unchanged(mission: Mission, wp_id: str) -> None:
+    """An approval from `kitty agent action review` approves what the reviewer read: the
+    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
+    st = mission.board.wps.get(wp_id)
+    if st is None or st.lane != lanes.IN_REVIEW:
+        return
+    recorded = str(st.scalars.get("review_head") or "")
+    fingerprint, _, reviewer = recorded.rpartition("@")
+    if not fingerprint or reviewer != st.reviewer:
+        return
+    from kitty.errors import GuardRefused
+    from kitty.services.lanecheck import changes
+    from kitty.services.worktrees import existing_workspace
+
+    path = existing_workspace(mission, wp_id).path
+    changed = changes(path, fingerprint)
+    if changed:
+        raise GuardRefused(
+            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
+            "an approval would approve code nobody reviewed",
+            "reviewers are read-only; send it back with the findings "
+            '(--to planned --note "..."), or another agent reviews the new head: '
+            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
+            '--takeover --note "the lane changed during the review"',
+        )
 
 
 def _fallback_warning(

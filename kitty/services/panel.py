@@ -377,6 +377,10 @@ class Loop:
         size = self.env_concurrency
         reports: list[Report] = []
         failures: list[str] = []
+        from kitty.services.lanecheck import changes, fingerprint
+
+        workspace = Path(scope["workspace"])
+        before = fingerprint(workspace)  # reviewers are read-only (seed 002's mutation check)
         for number, wave in enumerate(waves(entries, size), 1):
             self.emit(
                 {
@@ -426,6 +430,13 @@ class Loop:
                     )
                 except KittyError as exc:
                     failures.append(f"{entry.reviewer_id} ({entry.agent}): {exc.message}")
+        changed = changes(workspace, before) if before else None
+        if changed:
+            names = ", ".join(e.reviewer_id for e in entries)
+            failures.append(
+                f"the lane changed during review round {round_no} ({names}): {changed}; "
+                "nothing is approved"
+            )
         if failures:
             raise _ReviewerFailed(failures)
         return merge(reports, round_no), scope, entries, roster
@@ -634,6 +645,7 @@ class Loop:
             merged,
             round_no,
             f" (review panel: CONVERGED at round {round_no})",
+            panel=True,
         )
         self.annotate(self.mission(), {"review_round": round_no, "review_halt": ""})
         self.emit({"event": "converged", "round": round_no})
@@ -649,6 +661,7 @@ class Loop:
             merged,
             round_no,
             f" (review panel round {round_no})",
+            panel=True,
         )
         self.emit(
             {

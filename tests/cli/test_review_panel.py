@@ -685,3 +685,49 @@ def test_blocker_problems_name_the_malformed_shape() -> None:
         'questions[0].options[1]: "b" is not an object with a label '
         '(each option is {"label": "...", "description": "..."})',
     ]
+
+
+def test_a_reviewer_that_commits_into_the_lane_fails_the_round(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.6: a reviewer committed into the lane and found nothing: no CONVERGED,
+    no approval of code nobody reviewed, the HALT names the change."""
+    ready_for_review(repo)
+    scripted = {"review": {"1": {"security": "edit"}}}
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["loop_verdict"], result["reason"]) == (1, "HALT", "reviewer_failed")
+    assert "the lane changed during review round 1 (security)" in result["context"]
+    assert "reviewer edit" in result["context"] and "reviewer_edit.txt" in result["context"]
+    assert status(repo)["lane"] != "approved"
+
+
+def test_a_single_reviewer_that_edits_cannot_approve(repo: Path) -> None:
+    """Issue 22.6, single reviewer: the approval refuses, naming the change."""
+    ready_for_review(repo)
+    review = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
+    ws = Path(review["workspace"])
+    (ws / "impl_wp01.txt").write_text("changed by the reviewer\n")
+    done = run(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+    assert done.returncode == 1
+    assert "reviewer_failed: WP01's lane changed during codex's review" in done.stderr
+    assert "uncommitted: impl_wp01.txt" in done.stderr
+    assert status(repo)["lane"] == "in_review"
+    git(ws, "checkout", "--", "impl_wp01.txt")
+    ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+
+
+def test_the_review_cycle_file_names_the_panel_agents_and_who_ran_it(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.11: `reviewer_agent` was the runner's git user.name."""
+    mission = ready_for_review(repo)
+    code, result = panel(
+        repo, tmp_path, {}, "--panel", "correctness,security", "--agents", "codex,gemini",
+        "--agent", "lead",
+    )  # fmt: skip
+    assert (code, result["loop_verdict"]) == (0, "CONVERGED")
+    import yaml
+
+    path = next((mission / "tasks").glob("WP01-*/review-cycle-1.md"))
+    front = yaml.safe_load(path.read_text().split("---")[1])
+    assert (front["reviewer_agent"], front["recorded_by"]) == ("codex, gemini", "lead")

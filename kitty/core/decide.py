@@ -32,7 +32,8 @@ ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked
 CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
 #: The placeholder for a person's name in a choice only a person can make.
 ARBITER_PERSON = "<arbiter>"
-#: Silence (no event on the WP, no heartbeat) after which a review is STALLED (README).
+#: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
+#: default of review.stall_minutes; README).
 REVIEW_STALL_US = 30 * 60 * 1_000_000
 
 
@@ -301,7 +302,7 @@ def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
     )
 
 
-def _stalled(ctx: Context, st: WPState) -> str | None:
+def stalled(ctx: Context, st: WPState) -> str | None:
     """Why a review is STALLED (silent past ctx.stall_us), or None."""
     last = max(
         st.last_activity_us or 0,
@@ -441,7 +442,7 @@ def _decide(ctx: Context) -> Decision:
     # 2b. A review nobody works on any more (silent past the stall limit): take it over.
     for w in _oldest(ctx, by_lane.get(lanes.IN_REVIEW, [])):
         st = _state(ctx, w)
-        why = _stalled(ctx, st) if st.implementer != ctx.agent else None
+        why = stalled(ctx, st) if st.implementer != ctx.agent else None
         if why:
             return _takeover(ctx, w, why)
 
@@ -537,10 +538,10 @@ def _waiting(
                     continue
                 blockers.append(f"{w} awaits review by another agent (you implemented it)")
             else:
-                stalled = _stalled(ctx, st)
+                silent = stalled(ctx, st)
                 blockers.append(
                     f"{w} is {describe(ctx, w)}"
-                    + (f" (STALLED: {stalled}; another agent takes it over)" if stalled else "")
+                    + (f" (STALLED: {silent}; another agent takes it over)" if silent else "")
                 )
     choices: list[dict[str, Any]] = []
     capped = [w for w in by_lane.get(lanes.PLANNED, []) + by_lane.get(lanes.IN_PROGRESS, [])]

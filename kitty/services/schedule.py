@@ -28,6 +28,7 @@ def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.C
         panel=bool(as_dict(mission.config.raw.get("review")).get("panel")),
         agents=mission.config.agents,
         halt_questions=halt_questions(mission, board),
+        stall_us=int(mission.config.stall_minutes * 60 * 1_000_000),
     )
 
 

@@ -73,7 +73,17 @@ def test_never_the_implementer_reviews_and_a_fresh_reviewer_first() -> None:
     step, _ = sprintplan.choose(
         queues(reviews=["WP01"]), {"WP01": "codex"}, {}, ["codex"], ["codex"], 0
     )
-    assert step == Step(HALT, "WP01", REVIEW, "none", "every configured reviewer implemented it")
+    # Issue 22.10: the halt names the configured reviewer, and its options run.
+    assert step == Step(HALT, "WP01", REVIEW, "codex", "every configured reviewer implemented it")
+    message = sprintplan.halt_message(
+        "m", "WP01", "codex", "every configured reviewer implemented it", "codex", ["codex"],
+        ["codex", "claude"],
+    )  # fmt: skip
+    assert message.startswith("ERROR: Configured reviewer 'codex' failed")
+    assert "--reviewer codex" not in message  # retrying the implementer fails again
+    assert "kitty sprint --mission m --implementer codex --reviewer claude" in message
+    assert sprintplan.no_second_reviewer(["codex"], ["codex"]) is not None
+    assert sprintplan.no_second_reviewer(["codex", "claude"], ["codex", "claude"]) is None
 
 
 def test_a_fix_by_an_implementer_no_longer_in_the_sprint_goes_round_robin() -> None:

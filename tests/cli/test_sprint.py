@@ -719,7 +719,7 @@ def test_the_sprint_names_a_claim_held_by_nobody_it_runs(repo: Path, fakes: Path
     end = events(done)[-1]
     assert end["event"] == "end" and not end["ok"]
     hint = (
-        f"WP01 is claimed by gemini, which this sprint does not run (held by nobody it runs): "
+        "WP01 is claimed by gemini, which this sprint does not run (held by nobody it runs): "
         "gemini finishes it or releases it: kitty move WP01 planned --mission demo-01ABCDEF "
         '--agent gemini --note "claim released"'
     )

@@ -196,11 +196,11 @@ class Sim:
 
         real = eventlog.now_us
         self.now = real()
-        eventlog.now_us = lambda: self.now  # type: ignore[assignment]
+        eventlog.now_us = lambda: self.now
         try:
             return self.play_steps()
         finally:
-            eventlog.now_us = real  # type: ignore[assignment]
+            eventlog.now_us = real
 
     def stalled_ghosts(self) -> frozenset[str]:
         return frozenset(w for w, at in self.ghosts.items() if self.now - at > STALL_US)

@@ -311,7 +311,17 @@ class Sprint:
             if stalled is not None:
                 self.nothing_at = None
                 wp_id, reviewer, why = stalled
-                return self.start(mission, wp_id, REVIEW, reviewer, takeover=why)
+                moves.move_task(  # released (recorded), then reviewed like any other WP
+                    mission,
+                    wp_id,
+                    lanes.FOR_REVIEW,
+                    agent=reviewer,
+                    force=True,
+                    note=f"review taken over by {reviewer} (kitty sprint): {why}",
+                )
+                self.emit({"event": "takeover", "wp_id": wp_id, "agent": reviewer,
+                           "message": why})  # fmt: skip
+                return self.start(self.mission(), wp_id, REVIEW, reviewer)
         if step is None:
             busy = frozenset(self.jobs) | frozenset(self.halted)
             step = self.choose(mission, work_queues(self.ctx(mission), exclude=busy))
@@ -399,9 +409,7 @@ class Sprint:
         (stats.implementers if role == IMPLEMENT else stats.reviewers).append(agent)
         stats.runs += 1
 
-    def start(
-        self, mission: Mission, wp_id: str, role: str, agent: str, takeover: str | None = None
-    ) -> bool:
+    def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
         try:
             if role == IMPLEMENT:
@@ -411,10 +419,6 @@ class Sprint:
                 record = actions.dispatch_record(mission, invocation, wp_id, IMPLEMENT, agent, None)
                 mission.record(lambda board: [record])
                 claimed = actions.implement(mission, wp_id, agent, invocation_id=invocation)
-            elif takeover:
-                claimed = actions.review(mission, wp_id, agent, takeover=True, note=takeover)
-                self.emit({"event": "takeover", "wp_id": wp_id, "agent": agent,
-                           "message": takeover})  # fmt: skip
             else:
                 claimed = actions.review(mission, wp_id, agent)
         except KittyError as exc:

@@ -11,7 +11,18 @@ file). Agents succeed, get rejected at random, crash (and are retried), run slow
 the review cycle cap (the arbiter approves or escalates, with the printed command), and
 some missions start with the skill's arbiter approval of a WP nobody implemented.
 
+Issue 22 adds, on a simulated clock (a minute per step, in-process runs): arbiter
+decisions taken from `choices` (filled in, each naming its actor), a person who decides
+when the mission is BLOCKED (the arbiter of a lone agent's WP, or un-blocking an
+escalated one), a "ghost" who starts a review by hand and walks away (another agent must
+be offered the takeover once review.stall_minutes pass), and reviewers that edit the
+lane before approving (the approval must be refused as reviewer_failed).
+
 Asserted for every scenario:
+0. `commands` never holds a placeholder (`<...>`); running one turn's commands never
+   records two arbiter decisions for a WP; no WP ever has more rejections since its
+   last arbiter decision than the cap; no agent is told to wait while a review has
+   been silent past the stall limit;
 1. every command kitty printed (in `next` and in the prompts) exits 0;
 2. the mission ends — DONE, or BLOCKED with a reason a human must act on — within a
    step bound;
@@ -20,6 +31,11 @@ Asserted for every scenario:
    can move.
 
 CI runs SEEDS; `KITTY_SIM_SEEDS=0-199` runs more (the totals are printed with -s).
+Seeds 0-199 (2026-12-03, issue 22): 200 missions, 3,889 agent turns, 12,846 printed
+commands, all exit 0; 149 merged, 51 blocked; 273 arbiter decisions (never two in a
+turn, the cap held after each), 44 abandoned reviews all taken over, 55 reviewer edits
+all refused, 34 decisions by a person; at most 133 steps per mission (16 minutes wall
+in three processes on a loaded 2-core machine).
 Seeds 0-199 (2026-11-30): 200 missions, 3,225 agent turns, 10,590 printed commands,
 all exit 0; 135 merged (done), 65 blocked (40 arbiter escalations, 25 lone agents
 whose own WP needs another reviewer); at most 61 turns per mission. Before the fixes
@@ -49,8 +65,10 @@ from kitty.sim import target_files
 from tests.helpers import git, init_repo, kitty, kitty_argv, make_mission
 
 SHAPES = ("chain", "diamond", "fan", "overlap", "random")
-#: CI: every shape, 1 and many agents, MERGE-without-branch (2), ACCEPT-after-arbiter (4, 18).
-SEEDS = [2, 4, 18, 21, 29, 30, 33]
+#: CI: every shape, 1 and many agents, MERGE-without-branch (2), ACCEPT-after-arbiter (4, 18);
+#: issue 22: a ghost review taken over (0, 170), reviewers that edit (4, 9, 113), a person
+#: deciding when BLOCKED (9, 16).
+SEEDS = [0, 2, 4, 9, 16, 18, 21, 29, 30, 33, 113, 170]
 #: One mission where every printed command runs as a real `kitty` process.
 SUBPROCESS_SEED = 53
 SLUG = "sim-01ABCDEF"

@@ -684,15 +684,6 @@ class Sprint:
             {"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": answer.text}
         )
 
-    def mark_reset_subtasks(self, mission: Mission, ids: list[str]) -> None:
-        """What `kitty next` prints before ACCEPT: re-mark subtasks a rejection reset on a
-        WP that was then approved (by the arbiter policy) without another implementation."""
-        from kitty.core.decide import unmarked_subtasks
-
-        for wp_id, tasks in unmarked_subtasks(mission.board, mission.wps, ids).items():
-            moves.mark_status(mission, tasks, "done", agent="sprint", wp_text=wp_id)
-            self.emit({"event": "notice", "message": f"{wp_id}: marked {', '.join(tasks)} done"})
-
     def heartbeat(self) -> None:
         """At most once a minute per running agent: proof of life in the log."""
         now = time.monotonic()
@@ -730,15 +721,14 @@ class Sprint:
 
         mission = self.mission()
         ids = mission.all_ids()
-        active = [w for w in ids if mission.board.lane(w) != lanes.CANCELED]
         all_approved = sprintplan.all_approved({w: mission.board.lane(w) for w in ids})
         result: dict[str, Any] = {"accepted": False, "merged": False}
         if all_approved and not self.claim_finish():
             result["finished_by"] = self.finished_by
             reason = f"every work package is approved; {self.finished_by} accepts and merges"
         elif all_approved:
-            self.mark_reset_subtasks(mission, active)
-            mission = self.mission()
+            # Subtasks a rejection reset on an arbiter-approved WP: accept records them
+            # (actor accept, naming the approval), in nobody's name (issue 22.8).
             try:
                 accept(mission, "sprint")
                 result["accepted"] = True

@@ -341,6 +341,7 @@ def run(
 @click.option(
     "--continue", "keep_going", is_flag=True, help="After a soft warning: run one more round."
 )
+@agent_option
 @mission_option
 @json_option
 @click.pass_context
@@ -351,6 +352,7 @@ def answer(
     notes: tuple[str, ...],
     abort: bool,
     keep_going: bool,
+    agent: str | None,
     mission: str | None,
     as_json: bool,
 ) -> int:
@@ -382,7 +384,7 @@ def answer(
     m = open_mission(ctx, mission)
     result = run_answer(
         cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
-        keep_going, _progress, abort,
+        keep_going, _progress, abort, m.actor(agent) if agent else None,
     )  # fmt: skip
     if "pending" in result:
         lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]

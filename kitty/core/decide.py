@@ -261,7 +261,7 @@ def _answer_choices(ctx: Context, w: str) -> list[dict[str, Any]]:
                     "label": f"answer {q['id']} ({q['question']}): {label}",
                     "commands": [
                         f"kitty review answer {w} --mission {ctx.mission} "
-                        f"--answer {shlex.quote(pair)}"
+                        f"--answer {shlex.quote(pair)} --agent {ctx.agent}"
                     ],
                     "fill": {},
                 }
@@ -279,7 +279,10 @@ def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
         choices.append(
             {
                 "label": "run one more panel round",
-                "commands": [f"kitty review answer {w} --mission {ctx.mission} --continue"],
+                "commands": [
+                    f"kitty review answer {w} --mission {ctx.mission} --continue "
+                    f"--agent {ctx.agent}"
+                ],
                 "fill": {},
             }
         )

@@ -1160,14 +1160,18 @@ def answer(
     keep_going: bool,
     emit: Emit,
     abort: bool = False,
+    actor: str | None = None,
 ) -> dict[str, Any]:
-    """Record answers to a blocker (or continue after a soft warning) and resume the loop."""
+    """Record answers to a blocker (or continue after a soft warning) and resume the loop;
+    `actor` (--agent) answers and runs the rest of the panel, else whoever ran it."""
     mission = Mission.open(repo, slug)
     wp_id = mission.resolve_wp(wp_text)
     path, halt = current_halt(mission, wp_id)
     settings = Settings(
         **{k: v for k, v in halt["settings"].items() if k in Settings.__dataclass_fields__}
     )
+    if actor:
+        settings.runner = actor
     loop = Loop(repo, mission.slug, wp_id, settings, emit)
     round_no = int(halt["round"])
     reason = halt["reason"]
@@ -1209,6 +1213,7 @@ def answer(
                 "options: " + ", ".join(o["label"] for o in q["options"]),
             )
         recorded[qid] = {
+            "answered_by": settings.runner,
             "id": qid,
             "question": q["question"],
             "selected_label": label,

@@ -731,3 +731,33 @@ def test_the_review_cycle_file_names_the_panel_agents_and_who_ran_it(
     path = next((mission / "tasks").glob("WP01-*/review-cycle-1.md"))
     front = yaml.safe_load(path.read_text().split("---")[1])
     assert (front["reviewer_agent"], front["recorded_by"]) == ("codex, gemini", "lead")
+
+
+def test_next_prints_each_blocker_answer_as_a_command_that_runs(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.7: `--answer <id>=<label>` was a shell syntax error; each option of each
+    open question is now a concrete choice, which runs as printed and names its actor."""
+    import shlex
+
+    ready_for_review(repo)
+    q = [{"id": "q1", "header": "h", "question": "Error or guest?",
+          "options": [{"label": "error"}, {"label": "guest login"}]}]  # fmt: skip
+    scripted = {"review": {"1": {"security": [p1()]}}, "fix": {"1": [{"status": "blocker",
+                "questions": q}]}}  # fmt: skip
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["reason"]) == (1, "blocker")
+    assert "--answer q1=error" in result["hint"] and "<id>" not in result["hint"]
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert (nxt["action"], nxt["commands"]) == ("arbiter", [])
+    answers = [c["commands"] for c in nxt["choices"] if c["label"].startswith("answer")]
+    assert answers == [
+        [f"kitty review answer WP01 --mission {MISSION} --answer q1=error --agent gemini"],
+        [f"kitty review answer WP01 --mission {MISSION} --answer 'q1=guest login' --agent gemini"],
+    ]
+    done = run(repo, *shlex.split(answers[1][0])[1:],
+               env={"FAKE_PANEL_SCRIPT": str(tmp_path / "panel-script.json")})  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "CONVERGED at round 2" in done.stdout
+    recorded = next((repo / "kitty-specs").glob("*/tasks/WP01-*/review-halt-*.answers.json"))
+    assert json.loads(recorded.read_text())["q1"]["answered_by"] == "gemini"

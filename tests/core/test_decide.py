@@ -198,8 +198,8 @@ def test_blocker_halt_offers_concrete_answers() -> None:
     assert d.action == "arbiter" and d.commands == []
     commands = [x["commands"] for x in d.choices]
     assert commands[:2] == [
-        ["kitty review answer WP01 --mission m --answer q1=error"],
-        ["kitty review answer WP01 --mission m --answer 'q1=guest user'"],
+        ["kitty review answer WP01 --mission m --answer q1=error --agent gemini"],
+        ["kitty review answer WP01 --mission m --answer 'q1=guest user' --agent gemini"],
     ]
     assert all("<id>" not in c for cs in commands for c in cs)
 

@@ -166,7 +166,7 @@ def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) ->
     as_json = bool(options.get("json"))
     try:
         from kitty.core.render import mark_text, move_text, next_text
-        from kitty.output import emit
+        from kitty.output import emit, warn
         from kitty.services.workspace import Mission
 
         mission = Mission.open(cwd, options.get("mission"))
@@ -198,6 +198,7 @@ def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) ->
                 force=bool(options.get("force")),
             )
             text = move_text(view)
+            warn(view["warnings"])
         emit(view, text, as_json)
         return 0
     except (Exception, KeyboardInterrupt) as exc:

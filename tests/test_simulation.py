@@ -11,7 +11,18 @@ file). Agents succeed, get rejected at random, crash (and are retried), run slow
 the review cycle cap (the arbiter approves or escalates, with the printed command), and
 some missions start with the skill's arbiter approval of a WP nobody implemented.
 
+Issue 22 adds, on a simulated clock (a minute per step, in-process runs): arbiter
+decisions taken from `choices` (filled in, each naming its actor), a person who decides
+when the mission is BLOCKED (the arbiter of a lone agent's WP, or un-blocking an
+escalated one), a "ghost" who starts a review by hand and walks away (another agent must
+be offered the takeover once review.stall_minutes pass), and reviewers that edit the
+lane before approving (the approval must be refused as reviewer_failed).
+
 Asserted for every scenario:
+0. `commands` never holds a placeholder (`<...>`); running one turn's commands never
+   records two arbiter decisions for a WP; no WP ever has more rejections since its
+   last arbiter decision than the cap; no agent is told to wait while a review has
+   been silent past the stall limit;
 1. every command kitty printed (in `next` and in the prompts) exits 0;
 2. the mission ends — DONE, or BLOCKED with a reason a human must act on — within a
    step bound;
@@ -20,6 +31,11 @@ Asserted for every scenario:
    can move.
 
 CI runs SEEDS; `KITTY_SIM_SEEDS=0-199` runs more (the totals are printed with -s).
+Seeds 0-199 (2026-12-03, issue 22): 200 missions, 3,889 agent turns, 12,846 printed
+commands, all exit 0; 149 merged, 51 blocked; 273 arbiter decisions (never two in a
+turn, the cap held after each), 44 abandoned reviews all taken over, 55 reviewer edits
+all refused, 34 decisions by a person; at most 133 steps per mission (16 minutes wall
+in three processes on a loaded 2-core machine).
 Seeds 0-199 (2026-11-30): 200 missions, 3,225 agent turns, 10,590 printed commands,
 all exit 0; 135 merged (done), 65 blocked (40 arbiter escalations, 25 lone agents
 whose own WP needs another reviewer); at most 61 turns per mission. Before the fixes
@@ -32,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import re
 import shlex
@@ -48,12 +65,21 @@ from kitty.sim import target_files
 from tests.helpers import git, init_repo, kitty, kitty_argv, make_mission
 
 SHAPES = ("chain", "diamond", "fan", "overlap", "random")
-#: CI: every shape, 1 and many agents, MERGE-without-branch (2), ACCEPT-after-arbiter (4, 18).
-SEEDS = [2, 4, 18, 21, 29, 30, 33]
+#: CI: every shape, 1 and many agents, MERGE-without-branch (2), ACCEPT-after-arbiter (4, 18);
+#: issue 22: a ghost review taken over (0, 170), reviewers that edit (4, 9, 113), a person
+#: deciding when BLOCKED (9, 16).
+SEEDS = [0, 2, 4, 9, 16, 18, 21, 29, 30, 33, 113, 170]
 #: One mission where every printed command runs as a real `kitty` process.
 SUBPROCESS_SEED = 53
 SLUG = "sim-01ABCDEF"
 FENCED = re.compile(r"`(kitty [^`]+)`")
+#: Something to fill in: `<why>`, `<arbiter>` (never allowed in `commands`).
+PLACEHOLDER = re.compile(r"<[^<>\s][^<>]*>")
+MINUTE_US = 60 * 1_000_000
+#: review.stall_minutes (default): the simulated clock advances a minute per step.
+STALL_US = 30 * MINUTE_US
+PERSON = "lead"  # the human who decides when the mission is BLOCKED
+GHOST = "ghost"  # a person who starts a review by hand and never finishes it
 
 
 @dataclass
@@ -68,6 +94,9 @@ class Scenario:
     slow_p: float
     escalate_p: float
     pre_approve: str | None
+    ghost_p: float = 0.0  # a person starts a review by hand and walks away (issue 22.5)
+    edit_p: float = 0.0  # a reviewer edits the lane before approving (issue 22.6)
+    humans: int = 0  # decisions a person takes when the mission is BLOCKED (issue 22.1/4)
 
 
 def scenario(seed: int, attempt: int = 0) -> Scenario:
@@ -120,6 +149,9 @@ def scenario(seed: int, attempt: int = 0) -> Scenario:
         slow_p=rng.choice([0.0, 0.3]),
         escalate_p=rng.choice([0.0, 0.5]),
         pre_approve=rng.choice(ids) if rng.random() < 0.3 else None,
+        ghost_p=rng.choice([0.0, 0.0, 0.1]),
+        edit_p=rng.choice([0.0, 0.3]),
+        humans=rng.choice([0, 2]),
     )
 
 
@@ -128,7 +160,7 @@ class Agent:
     name: str
     busy: int = 0  # turns of (slow) work left
     pending: list[list[str]] = field(default_factory=list)  # commands to run when done
-    waiting_on: str | None = None  # log hash when it was told to wait
+    waiting_on: tuple[str, frozenset[str]] | None = None  # (log hash, stalled reviews) at a wait
     last: tuple[Any, ...] | None = None  # (decision key, log hash) after a completed turn
 
 
@@ -144,6 +176,10 @@ class Sim:
         self.commands = 0
         self.decisions: dict[str, int] = {}
         self.blocked_lanes: dict[str, str] = {}
+        self.now = 0  # the simulated clock (in-process runs), in µs
+        self.ghosts: dict[str, int] = {}  # WP -> when a ghost took its review
+        self.humans_left = sc.humans
+        self.events = {"ghost": 0, "takeover": 0, "edit": 0, "human": 0, "arbiter": 0}
 
     # -- running what kitty printed ------------------------------------------------
     def run(self, command: str | list[str], cwd: Path | None = None) -> str:
@@ -172,7 +208,23 @@ class Sim:
 
     # -- one mission -----------------------------------------------------------------
     def play(self) -> str:
-        bound = 60 * len(self.sc.wps) + 40
+        if self.processes:
+            return self.play_steps()
+        from kitty.adapters import eventlog
+
+        real = eventlog.now_us
+        self.now = real()
+        eventlog.now_us = lambda: self.now
+        try:
+            return self.play_steps()
+        finally:
+            eventlog.now_us = real
+
+    def stalled_ghosts(self) -> frozenset[str]:
+        return frozenset(w for w, at in self.ghosts.items() if self.now - at > STALL_US)
+
+    def play_steps(self) -> str:
+        bound = 80 * len(self.sc.wps) + 80 + 60 * self.sc.humans
         if self.sc.pre_approve:  # the skill's Option A, copied literally (no --agent)
             self.run(
                 f"kitty agent tasks move-task {self.sc.pre_approve} --to approved --force "
@@ -180,17 +232,22 @@ class Sim:
             )
         while self.steps < bound:
             self.steps += 1
+            self.now += MINUTE_US
             for agent in self.agents:
                 if agent.busy:
                     agent.busy -= 1
                     if not agent.busy:
                         self.finish(agent)
+            if not self.processes and len(self.ghosts) < 2 and self.rng.random() < self.sc.ghost_p:
+                self.ghost_review()
             idle = [a for a in self.agents if not a.busy]
-            now = self.log_hash()
+            now = (self.log_hash(), self.stalled_ghosts())
             ready = [a for a in idle if a.waiting_on != now]
             if not ready:
                 if any(a.busy for a in self.agents):
                     continue
+                if set(self.ghosts) - self.stalled_ghosts():
+                    continue  # an abandoned review: time passes until it is STALLED
                 last = self.run(f"kitty next --agent {idle[0].name} --mission {SLUG} --json")
                 raise Finding(
                     f"seed {self.sc.seed}: every agent was told to wait and nothing is moving: "
@@ -201,11 +258,78 @@ class Sim:
                 return outcome
         raise Finding(f"seed {self.sc.seed}: the mission did not end within {bound} steps")
 
+    def status(self) -> list[dict[str, Any]]:
+        view = json.loads(self.run(f"kitty status --mission {SLUG} --json"))
+        return list(view["work_packages"])
+
+    def ghost_review(self) -> None:
+        """A person claims a waiting review by hand and never acts on it (issue 22.5)."""
+        waiting = [w["id"] for w in self.status() if w["lane"] == "for_review"]
+        if waiting:
+            wp_id = self.rng.choice(waiting)
+            self.run(f"kitty agent action review {wp_id} --mission {SLUG} --agent {GHOST}")
+            self.ghosts[wp_id] = self.now
+            self.events["ghost"] += 1
+
+    def fill(self, choice: dict[str, Any], person: str) -> list[str]:
+        """A choice's commands with what it asks to fill in filled in."""
+        out = []
+        for command in choice["commands"]:
+            for key in choice["fill"]:
+                command = command.replace(key, person if key == "<arbiter>" else "as decided")
+            if PLACEHOLDER.search(command):
+                raise Finding(f"seed {self.sc.seed}: a choice leaves {command!r} unfilled")
+            out.append(command)
+        return out
+
+    def check_turn(self, offset: int, decision: dict[str, Any]) -> None:
+        """The invariants of issue 22 after one turn: no contradictory decisions, the cycle
+        cap holds after arbiter decisions, no wait past the stall limit without a takeover."""
+        path = self.repo / "kitty-specs" / SLUG / "status.events.jsonl"
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            new = [json.loads(line) for line in handle.read().splitlines() if line.strip()]
+        decided: dict[str, int] = {}
+        for event in new:
+            if ((event.get("policy_metadata") or {}).get("arbiter")) is not None:
+                decided[event["wp_id"]] = decided.get(event["wp_id"], 0) + 1
+        if any(n > 1 for n in decided.values()):
+            raise Finding(f"seed {self.sc.seed}: contradictory arbiter decisions: {decided}")
+        self.events["arbiter"] += sum(decided.values())
+        from kitty.services.workspace import Mission  # the board, read in-process (cheap)
+
+        for wp_id, st in Mission.open(self.repo, SLUG).board.wps.items():
+            since = st.review_cycles - int((st.arbiter or {}).get("cycles") or 0)
+            if since > self.sc.max_cycles:
+                raise Finding(
+                    f"seed {self.sc.seed}: {wp_id} has {since} rejections since the last "
+                    f"arbiter decision (cap {self.sc.max_cycles})"
+                )
+            if wp_id in self.ghosts and (st.lane != "in_review" or st.reviewer != GHOST):
+                del self.ghosts[wp_id]  # taken over (or moved on)
+                self.events["takeover"] += 1
+        if decision["action"] == "wait":
+            late = [w for w, at in self.ghosts.items() if self.now - at > STALL_US + 2 * MINUTE_US]
+            if late:
+                raise Finding(
+                    f"seed {self.sc.seed}: {decision} while {late} waited past the stall "
+                    "limit without a takeover"
+                )
+
     def turn(self, agent: Agent) -> str | None:
         before = self.log_hash()
+        offset = (self.repo / "kitty-specs" / SLUG / "status.events.jsonl").stat().st_size
         out = self.run(f"kitty next --agent {agent.name} --mission {SLUG} --json")
-        decision = __import__("json").loads(out)
+        decision = json.loads(out)
+        outcome = self.act(agent, decision, before)
+        self.check_turn(offset, decision)
+        return outcome
+
+    def act(self, agent: Agent, decision: dict[str, Any], before: str) -> str | None:
         action = decision["action"]
+        for command in decision["commands"]:  # issue 22.1: steps, nothing to fill in
+            if PLACEHOLDER.search(command):
+                raise Finding(f"seed {self.sc.seed}: a placeholder in `commands`: {command}")
         self.decisions[action] = self.decisions.get(action, 0) + 1
         key = (action, decision["wp_id"], tuple(decision["commands"]))
         if agent.last == (key, before) and action != "wait":
@@ -221,18 +345,31 @@ class Sim:
         if action == "blocked":
             if not decision["blocked_by"]:
                 raise Finding(f"seed {self.sc.seed}: blocked without a reason: {decision}")
-            status = __import__("json").loads(self.run(f"kitty status --mission {SLUG} --json"))
-            self.blocked_lanes = {w["id"]: w["lane"] for w in status["work_packages"]}
             for command in decision["commands"]:
                 self.run(command)
+            if self.humans_left and decision["choices"]:
+                self.humans_left -= 1  # a person decides, and the agents go on
+                self.events["human"] += 1
+                for command in self.fill(self.rng.choice(decision["choices"]), PERSON):
+                    self.run(command)
+                agent.last = None
+                return None
+            self.blocked_lanes = {w["id"]: w["lane"] for w in self.status()}
             return "blocked"
         if action == "wait":
             for command in decision["commands"]:
                 self.run(command)
-            agent.waiting_on = before
+            agent.waiting_on = (before, self.stalled_ghosts())
         elif action == "arbiter":
+            for command in decision["commands"]:
+                self.run(command)
             escalate = self.rng.random() < self.sc.escalate_p
-            self.run(decision["commands"][1 if escalate else 0])
+            labels = [c["label"].split()[0] for c in decision["choices"]]
+            choice = decision["choices"][labels.index("escalate" if escalate else "approve")]
+            for command in self.fill(choice, agent.name):
+                if f"--agent {agent.name}" not in command:  # issue 22.4: the actor is named
+                    raise Finding(f"seed {self.sc.seed}: an arbiter command without --agent")
+                self.run(command)
         elif action in ("accept", "merge"):
             for command in decision["commands"]:
                 self.run(command)
@@ -262,6 +399,8 @@ class Sim:
                 feedback = self.repo.parent / f"feedback-{wp_id}-{self.steps}.md"
                 feedback.write_text("Handle the empty case.\n")
                 chosen = chosen.replace("<feedback.md>", str(feedback))
+            elif not self.processes and self.rng.random() < self.sc.edit_p:
+                self.misbehave(workspace, shlex.split(chosen))
             agent.pending = [shlex.split(chosen)]
         else:
             wp = next(w for w in self.sc.wps if w["wp_id"] == wp_id)
@@ -283,6 +422,20 @@ class Sim:
             return True
         self.finish(agent)
         return True
+
+    def misbehave(self, workspace: Path, approve: list[str]) -> None:
+        """A reviewer edits the lane, then approves: refused as reviewer_failed (issue
+        22.6); it undoes its edit, and the same approval then runs."""
+        scratch = workspace / "reviewer-scratch.txt"
+        scratch.write_text("a reviewer was here\n")
+        refused = kitty(self.repo, *approve[1:])
+        scratch.unlink()
+        if refused.code != 1 or "reviewer_failed" not in refused.err:
+            raise Finding(
+                f"seed {self.sc.seed}: an approval after a reviewer's edit was not refused: "
+                f"{refused.code} {refused.err}"
+            )
+        self.events["edit"] += 1
 
     def finish(self, agent: Agent) -> None:
         for argv in agent.pending:
@@ -327,7 +480,7 @@ def test_agents_following_next_always_finish(tmp_path: Path, seed: int) -> None:
     print(
         f"seed={seed} shape={sc.shape} wps={len(sc.wps)} agents={len(sc.agents)} "
         f"cap={sc.max_cycles} reject={sc.reject_p} -> {outcome} in {sim.steps} steps, "
-        f"{sim.commands} commands, {sim.decisions}"
+        f"{sim.commands} commands, {sim.decisions}, {sim.events}"
     )
     assert outcome in ("done", "blocked")
     if outcome == "blocked":  # only a human decision may stop a mission

@@ -24,6 +24,8 @@ class Config:
     block_at: str = "P2"
     identity: str | None = None
     max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES
+    #: review.stall_minutes: a review silent this long is STALLED (`next` offers a takeover).
+    stall_minutes: float = 30
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -111,6 +113,14 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             "review.max_feedback_bytes must be a whole number of bytes ≥ 1",
             "for example: review: {max_feedback_bytes: 1048576}",
         )
+    stall = review.get("stall_minutes", 30)
+    if not isinstance(stall, int | float) or isinstance(stall, bool) or stall < 0:
+        raise SpecError(
+            display,
+            None,
+            "review.stall_minutes must be a number of minutes ≥ 0",
+            "for example: review: {stall_minutes: 30}",
+        )
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, str):
         raise SpecError(
@@ -123,6 +133,7 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         block_at=block_at,
         identity=str(identity) if identity else None,
         max_feedback_bytes=max_feedback,
+        stall_minutes=stall,
         raw=raw,
     )
 

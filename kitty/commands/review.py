@@ -160,6 +160,15 @@ def _progress(event: dict[str, Any]) -> None:
     click.echo(f"review panel: {event['event']} {detail}", err=True)
 
 
+def _labels(question: dict[str, Any]) -> str:
+    """A question's option labels; an option that is not {label, ...} is shown as written."""
+    options = question.get("options")
+    return " | ".join(
+        str(o.get("label", "?")) if isinstance(o, dict) else repr(o)
+        for o in (options if isinstance(options, list) else [])
+    )
+
+
 def _loop_text(data: dict[str, Any]) -> str:
     lines = []
     if data["loop_verdict"] == "CONVERGED":
@@ -173,11 +182,15 @@ def _loop_text(data: dict[str, Any]) -> str:
         ]
         if c:
             lines.append("Finding count: " + ", ".join(f"{n} {s}" for s, n in c.items()))
+        if data.get("context"):
+            lines.append(f"Why: {data['context']}")
         for number, chunk in enumerate(data.get("question_chunks") or [], 1):
             lines.append(f"Questions (ask {number}):")
             for q in chunk:
-                options = " | ".join(o.get("label", "?") for o in q.get("options", []))
-                lines.append(f"  {q.get('id')}: {q.get('question')} [{options}]")
+                if not isinstance(q, dict):  # a malformed blocker: `Why:` names the shape
+                    lines.append(f"  {q!r}")
+                    continue
+                lines.append(f"  {q.get('id')}: {q.get('question')} [{_labels(q)}]")
         lines.append(f"Next: {data['hint']}")
     else:
         lines.append(f"{data['loop_verdict']} at round {data['round']}")
@@ -328,6 +341,7 @@ def run(
 @click.option(
     "--continue", "keep_going", is_flag=True, help="After a soft warning: run one more round."
 )
+@agent_option
 @mission_option
 @json_option
 @click.pass_context
@@ -338,6 +352,7 @@ def answer(
     notes: tuple[str, ...],
     abort: bool,
     keep_going: bool,
+    agent: str | None,
     mission: str | None,
     as_json: bool,
 ) -> int:
@@ -369,16 +384,16 @@ def answer(
     m = open_mission(ctx, mission)
     result = run_answer(
         cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
-        keep_going, _progress, abort,
+        keep_going, _progress, abort, m.actor(agent) if agent else None,
     )  # fmt: skip
     if "pending" in result:
         lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]
         for q in result["ask"]:
-            options = " | ".join(o.get("label", "?") for o in q.get("options", []))
-            lines.append(f"  {q['id']}: {q['question']} [{options}]")
+            lines.append(f"  {q['id']}: {q['question']} [{_labels(q)}]")
+        from kitty.services.panel import answer_example
+
         lines.append(
-            f"answer with: kitty review answer {result['wp_id']} --mission {m.slug} "
-            "--answer <id>=<label>"
+            "answer with, for example: " + answer_example(result["wp_id"], m.slug, result["ask"])
         )
         emit(result, "\n".join(lines), as_json)
         return 0

@@ -102,6 +102,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"■ {event['wp_id']} blocked: {event['reason']}"
     if kind == "arbiter":
         return f"⚖ {event['wp_id']}: {event['note']}"
+    if kind == "takeover":
+        return f"⟲ {event['agent']} takes over the review of {event['wp_id']}: {event['message']}"
     if kind == "adopt":
         return f"⟲ adopting {event['wp_id']} ({event['role']} by {event['agent']}): {event['how']}"
     if kind in ("notice", "error"):
@@ -155,6 +157,7 @@ def dry_run_text(event: dict[str, Any]) -> str:
             lines.append(f"    {shlex.join(item['command'])}"[:400])
     for item in event["arbiter"]:
         lines.append(f"  {item['wp_id']} needs the arbiter (policy: {item['policy']})")
+    lines += [f"problem: {problem}" for problem in event.get("problems", [])]
     return "\n".join(lines)
 
 

@@ -103,6 +103,7 @@ def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> i
         intended_reviewer=opts["intended_reviewer"],
         reviewer_failure_reason=opts["reviewer_failure_reason"],
     )
+    warn(result["warnings"])
     emit(result, move_text(result), as_json)
     return 0
 

@@ -20,11 +20,21 @@ from kitty.core.model import WorkPackage, wp_number
 from kitty.core.schedule import chain_weights
 from kitty.core.snapshot import progress, sort_ids
 from kitty.core.state import Board, WPState
-from kitty.core.transitions import arbiter_commands, at_cycle_cap, halted
+from kitty.core.transitions import (
+    arbiter_choices,
+    at_cycle_cap,
+    cycles_since_arbiter,
+    halted,
+)
 
 IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
 ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
 CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
+#: The placeholder for a person's name in a choice only a person can make.
+ARBITER_PERSON = "<arbiter>"
+#: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
+#: default of review.stall_minutes; README).
+REVIEW_STALL_US = 30 * 60 * 1_000_000
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,11 @@ class Context:
     panel: bool = False  # review.panel is configured: reviews run `kitty review run`
     #: The configured agents (agents.available); empty when unknown.
     agents: tuple[str, ...] = ()
+    #: Open questions of a panel's blocker HALT, by WP: [{id, question, options: [label]}]
+    #: (read from the HALT file by the service; the answered ones left out).
+    halt_questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: A review with no activity for this long is STALLED: `next` offers the takeover.
+    stall_us: int = REVIEW_STALL_US
 
     @cached_property
     def lane_holders(self) -> dict[str, list[str]]:
@@ -65,6 +80,9 @@ class Decision:
     claimed: bool = False
     #: Open conflicts of this agent's own moves (strict replay), with resolving commands.
     conflicts: list[dict[str, Any]] = field(default_factory=list)
+    #: Alternatives, one of which is chosen: {label, commands, fill: {placeholder: meaning}}.
+    #: `commands` is always a sequence to run in order, with nothing to fill in.
+    choices: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +98,7 @@ class Decision:
             "lane": self.lane,
             "claimed": self.claimed,
             "conflicts": self.conflicts,
+            "choices": self.choices,
         }
 
 
@@ -113,14 +132,28 @@ def _lane_holder(ctx: Context, wp_id: str) -> str | None:
 
 
 def cycle_label(st: WPState, max_cycles: int) -> str | None:
-    """`1/3` after one rejection: the WP's review cycles (rejections) out of the cap."""
-    return f"{st.review_cycles}/{max_cycles}" if st.review_cycles else None
+    """`1/3` after one rejection: the WP's review cycles (rejections since the last arbiter
+    decision) out of the cap."""
+    return f"{cycles_since_arbiter(st)}/{max_cycles}" if st.review_cycles else None
 
 
 def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
     if verb == REVIEW and ctx.panel:
         return f"kitty review run {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
     return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
+
+
+def _remark(ctx: Context, w: str) -> str:
+    """The subtasks a rejection reset, which the fix must mark done again."""
+    spec = ctx.wps.get(w)
+    marks = _state(ctx, w).subtasks
+    reset = [t for t in (spec.subtasks if spec else ()) if marks.get(t) != "done"]
+    if not reset:
+        return ""
+    return (
+        f"; the rejection reset subtasks {', '.join(reset)}: mark them done again "
+        "(mark-status) before moving it to for_review"
+    )
 
 
 def _oldest(ctx: Context, ids: list[str]) -> list[str]:
@@ -215,24 +248,125 @@ def work_queues(
     return Queues(reviews, fixes, sorted(capped, key=lambda w: wp_number(w) or 0), fresh, weights)
 
 
+def _answer_choices(ctx: Context, w: str) -> list[dict[str, Any]]:
+    """One choice per option of each open blocker question, as a concrete command."""
+    import shlex  # only when a blocker HALT is open
+
+    out = []
+    for q in ctx.halt_questions.get(w, []):
+        for label in q["options"]:
+            pair = f"{q['id']}={label}"
+            out.append(
+                {
+                    "label": f"answer {q['id']} ({q['question']}): {label}",
+                    "commands": [
+                        f"kitty review answer {w} --mission {ctx.mission} "
+                        f"--answer {shlex.quote(pair)} --agent {ctx.agent}"
+                    ],
+                    "fill": {},
+                }
+            )
+    return out
+
+
 def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
     """A review panel HALTed on `w`: answer its questions, or decide as the arbiter."""
     reason = st.scalars.get("review_halt_reason") or "halt"
-    commands = list(arbiter_commands(w, ctx.mission))
+    choices: list[dict[str, Any]] = []
     if reason == "blocker":
-        commands.insert(0, f"kitty review answer {w} --mission {ctx.mission} --answer <id>=<label>")
+        choices += _answer_choices(ctx, w)
     elif reason == "soft_warn":
-        commands.insert(0, f"kitty review answer {w} --mission {ctx.mission} --continue")
-    commands.append(f"kitty review run {w} --mission {ctx.mission}")
+        choices.append(
+            {
+                "label": "run one more panel round",
+                "commands": [
+                    f"kitty review answer {w} --mission {ctx.mission} --continue "
+                    f"--agent {ctx.agent}"
+                ],
+                "fill": {},
+            }
+        )
+    choices += arbiter_choices(w, ctx.mission, ctx.agent)
+    choices.append(
+        {
+            "label": "run the review panel again from round 1",
+            "commands": [f"kitty review run {w} --mission {ctx.mission} --agent {ctx.agent}"],
+            "fill": {},
+        }
+    )
     return Decision(
         ARBITER,
         f"{w}: the review panel HALTed ({reason}) at round {st.scalars.get('review_round')}; "
-        f"see {st.scalars.get('review_halt')}",
+        f"see {st.scalars.get('review_halt')}: choose one",
         w,
         cycle_label(st, ctx.max_cycles),
-        commands,
+        lane=ctx.wp_lane.get(w),
+        choices=choices,
+    )
+
+
+def stalled(ctx: Context, st: WPState) -> str | None:
+    """Why a review is STALLED (silent past ctx.stall_us), or None."""
+    last = max(
+        st.last_activity_us or 0,
+        st.lane_since_us or 0,
+        _heartbeat_us((st.runtime_claim or {}).get("heartbeat")),
+    )
+    if st.lane != lanes.IN_REVIEW or not ctx.now_us or not last:
+        return None
+    silent = ctx.now_us - last
+    if silent <= ctx.stall_us:
+        return None
+    return f"no activity for {humanize_duration(silent / 1e6)}"
+
+
+def _heartbeat_us(value: Any) -> int:
+    if not isinstance(value, str) or not value:
+        return 0
+    from kitty.core.clock import parse_at
+
+    try:
+        return parse_at(value)
+    except ValueError:
+        return 0
+
+
+def _takeover(ctx: Context, w: str, why: str) -> Decision:
+    st = _state(ctx, w)
+    note = f"{st.reviewer}'s review was STALLED: {why}"
+    return Decision(
+        REVIEW,
+        f"{w} is in_review by {st.reviewer}{_since(ctx, st)} and STALLED ({why}): "
+        "take the review over",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        [
+            f"kitty agent action review {w} --mission {ctx.mission} --agent {ctx.agent} "
+            f'--takeover --note "{note}"'
+        ],
         lane=ctx.wp_lane.get(w),
     )
+
+
+def _arbiter_decision(ctx: Context, w: str) -> Decision:
+    st = _state(ctx, w)
+    if halted(st):
+        return _halt_decision(ctx, w, st)
+    return Decision(
+        ARBITER,
+        f"{w} was rejected {cycles_since_arbiter(st)} times (cap {ctx.max_cycles}) and "
+        f"{st.implementer or 'its implementer'} cannot decide on its own work: as the "
+        "arbiter, choose to approve with a recorded override or to escalate",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        lane=ctx.wp_lane.get(w),
+        choices=arbiter_choices(w, ctx.mission, ctx.agent),
+    )
+
+
+def _others(ctx: Context, implementer: str | None) -> bool:
+    """Whether an agent other than `implementer` may come (unknown roster: assume so)."""
+    return not ctx.agents or any(a != implementer for a in ctx.agents)
 
 
 def _decide(ctx: Context) -> Decision:
@@ -241,7 +375,13 @@ def _decide(ctx: Context) -> Decision:
         return Decision(
             BLOCKED,
             "the mission has no work packages",
-            commands=[f"kitty wp add --mission {ctx.mission} --title ..."],
+            choices=[
+                {
+                    "label": "add a work package",
+                    "commands": [f'kitty wp add --mission {ctx.mission} --title "<title>"'],
+                    "fill": {"<title>": "the work package's title"},
+                }
+            ],
         )
     unfinalized = [w for w in ids if ctx.board.lane(w) is None]
     if len(unfinalized) == len(ids):
@@ -302,6 +442,13 @@ def _decide(ctx: Context) -> Decision:
             f"{w} is waiting for review{_since(ctx, _state(ctx, w))} (implemented by {who})",
         )
 
+    # 2b. A review nobody works on any more (silent past the stall limit): take it over.
+    for w in _oldest(ctx, by_lane.get(lanes.IN_REVIEW, [])):
+        st = _state(ctx, w)
+        why = stalled(ctx, st) if st.implementer != ctx.agent else None
+        if why:
+            return _takeover(ctx, w, why)
+
     queues = work_queues(ctx, by_lane)
 
     # 3. Fix rejected work, the original implementer first.
@@ -315,24 +462,13 @@ def _decide(ctx: Context) -> Decision:
             FIX,
             w,
             f"{w} was sent back by {st.reviews[-1].reviewer if st.reviews else 'review'}"
-            f" with feedback; fix it (cycle {cycle_label(st, ctx.max_cycles)})",
+            f" with feedback; fix it (cycle {cycle_label(st, ctx.max_cycles)})" + _remark(ctx, w),
         )
 
-    # 4. Arbiter: the review loop hit its cap.
-    if queues.capped:
-        w = queues.capped[0]
-        st = _state(ctx, w)
-        if halted(st):
-            return _halt_decision(ctx, w, st)
-        return Decision(
-            ARBITER,
-            f"{w} was rejected {st.review_cycles} times (cap "
-            f"{ctx.max_cycles}): approve with a recorded override or escalate",
-            w,
-            f"{st.review_cycles}/{ctx.max_cycles}",
-            arbiter_commands(w, ctx.mission),
-            lane=ctx.wp_lane.get(w),
-        )
+    # 4. Arbiter: the review loop hit its cap. Never the WP's own implementer.
+    arbitrable = [w for w in queues.capped if _state(ctx, w).implementer != ctx.agent]
+    if arbitrable:
+        return _arbiter_decision(ctx, arbitrable[0])
 
     # 5. Implement: the longest chain of dependents first, then the lowest id.
     if queues.fresh:
@@ -365,15 +501,12 @@ def _decide(ctx: Context) -> Decision:
         if unmarked:
             return Decision(
                 ACCEPT,
-                "every work package is approved, but subtasks of "
+                "every work package is approved: accept the mission; subtasks of "
                 + ", ".join(unmarked)
-                + " are not done (reset by a rejection): mark them done, then accept",
-                commands=[
-                    f"kitty agent tasks mark-status {' '.join(tasks)} --wp {w} "
-                    f"--mission {ctx.mission} --agent {ctx.agent} --status done"
-                    for w, tasks in unmarked.items()
-                ]
-                + [f"kitty accept --mission {ctx.mission}"],
+                + " are not marked done (reset by a rejection, then approved without "
+                "re-implementation): `kitty accept` records them done as actor accept, "
+                "naming the approval, in the acceptance record",
+                commands=[f"kitty accept --mission {ctx.mission}"],
                 blocked_by=[f"{w} subtasks not done: {', '.join(t)}" for w, t in unmarked.items()],
             )
         return Decision(
@@ -408,8 +541,37 @@ def _waiting(
                     continue
                 blockers.append(f"{w} awaits review by another agent (you implemented it)")
             else:
-                blockers.append(f"{w} is {describe(ctx, w)}")
+                silent = stalled(ctx, st)
+                blockers.append(
+                    f"{w} is {describe(ctx, w)}"
+                    + (f" (STALLED: {silent}; another agent takes it over)" if silent else "")
+                )
+    choices: list[dict[str, Any]] = []
+    capped = [w for w in by_lane.get(lanes.PLANNED, []) + by_lane.get(lanes.IN_PROGRESS, [])]
+    for w in capped:
+        st = _state(ctx, w)
+        if not at_cycle_cap(st, ctx.max_cycles):
+            continue
+        if _others(ctx, st.implementer):
+            movable = True
+            blockers.append(
+                f"{w} waits for an arbiter decision (you implemented it): another agent "
+                "or a person decides"
+            )
+            continue
+        blockers.append(
+            f"{w} needs an arbiter decision, and its implementer {st.implementer} is the only "
+            "configured agent: a person decides (or add an agent to agents.available)"
+        )
+        for choice in arbiter_choices(w, ctx.mission, ARBITER_PERSON):
+            choice["fill"] = {
+                ARBITER_PERSON: f"your name (a person; not {st.implementer}, who implemented it)",
+                **choice["fill"],
+            }
+            choices.append(choice)
     for w in by_lane.get(lanes.PLANNED, []):
+        if at_cycle_cap(_state(ctx, w), ctx.max_cycles):
+            continue
         deps = [d for d in ctx.wps[w].dependencies if ctx.board.lane(d) not in lanes.SATISFIED]
         if deps:
             blockers.append(
@@ -440,7 +602,17 @@ def _waiting(
     if ctx.agents:
         commands.append("kitty agent config list")
     for w in by_lane.get(lanes.BLOCKED, []):
-        commands.append(f"kitty move {w} planned --mission {ctx.mission} --agent {ctx.agent}")
+        choices.append(
+            {
+                "label": f"unblock {w} once a human has decided (back to planned)",
+                "commands": [f"kitty move {w} planned --mission {ctx.mission} --agent {ctx.agent}"],
+                "fill": {},
+            }
+        )
     return Decision(
-        BLOCKED, "nothing can move without a human decision", blocked_by=blockers, commands=commands
+        BLOCKED,
+        "nothing can move without a human decision",
+        blocked_by=blockers,
+        commands=commands,
+        choices=choices,
     )

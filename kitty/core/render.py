@@ -300,6 +300,12 @@ def next_text(d: dict[str, Any]) -> str:
     if d["commands"]:
         lines.append("run:")
         lines += [f"  {c}" for c in d["commands"]]
+    if d.get("choices"):
+        lines.append("choose one (fill in each <...> first):")
+        for number, choice in enumerate(d["choices"], 1):
+            lines.append(f"  {number}. {choice['label']}")
+            lines += [f"       {c}" for c in choice["commands"]]
+            lines += [f"       {key}: {what}" for key, what in choice["fill"].items()]
     return "\n".join(lines)
 
 

@@ -89,7 +89,7 @@ def choose(
         reviewer = pick_reviewer(implementer_of.get(wp_id), reviewers, reviewed_by.get(wp_id, []))
         if reviewer is None:
             why = "every configured reviewer implemented it"
-            return Step(HALT, wp_id, REVIEW, "none", why), turn
+            return Step(HALT, wp_id, REVIEW, ",".join(reviewers) or "none", why), turn
         return Step(START, wp_id, REVIEW, reviewer), turn
     if queues.capped:
         return Step(ARBITRATE, queues.capped[0]), turn
@@ -98,6 +98,22 @@ def choose(
         agent, turn = pick_implementer(implementer_of.get(wp_id), implementers, turn)
         return Step(START, wp_id, IMPLEMENT, agent), turn
     return None, turn
+
+
+def no_second_reviewer(implementers: Sequence[str], reviewers: Sequence[str]) -> str | None:
+    """Why some implementer's WPs can never be reviewed in this sprint (its only reviewer
+    is itself), with how to configure a second reviewer identity; None when all can."""
+    alone = [i for i in dict.fromkeys(implementers) if all(r == i for r in reviewers)]
+    if not alone:
+        return None
+    who = alone[0]
+    return (
+        f"no reviewer can review a WP {who} implements: a reviewer never reviews its own WP, "
+        f"and --reviewer names only {', '.join(dict.fromkeys(reviewers))}. Configure a second "
+        f"reviewer identity: another agent (--reviewer codex), or the same CLI under a second "
+        f"name in .kittify/config.yaml (agents: {{commands: {{{who}-reviewer: "
+        f'["{who}", "-p", "{{prompt}}"]}}}}, then `kitty trust`) and --reviewer {who}-reviewer'
+    )
 
 
 def left_done(role: str, lane: str | None) -> bool:
@@ -140,7 +156,11 @@ def arbiter(
     """`policy` is escalate (block it for a human) or approve. A review panel HALT for a
     blocker question or a soft warning goes to a human whatever the policy."""
     if halt_reason in ("blocker", "soft_warn"):
-        how = "--answer <id>=<label>" if halt_reason == "blocker" else "--continue"
+        how = (
+            "   # shows the open questions; answer with --answer ID=LABEL"
+            if halt_reason == "blocker"
+            else "--continue"
+        )
         return Arbiter(
             None,
             f"review panel HALT ({halt_reason}) at round {halt_round}: {halt_text}\n"
@@ -170,11 +190,14 @@ def halt_message(
     neither the failed reviewer nor the implementer), or an explicit self-review. Each
     option is a command that runs as printed."""
     author = implementer or "the implementer"
-    others = [r for r in dict.fromkeys(candidates) if r not in (reviewer, author)]
+    configured = reviewer.split(",")
+    others = [r for r in dict.fromkeys(candidates) if r not in (*configured, author)]
     other = others[0] if others else "gemini"
+    # When the only reviewer is the implementer, retrying with it fails again: name another.
+    again = other if author in configured else reviewer
     retry = shlex.join(
         ["kitty", "sprint", "--mission", slug, "--implementer", ",".join(implementers),
-         "--reviewer", reviewer]
+         "--reviewer", again]
     )  # fmt: skip
     fallback = shlex.join(
         ["kitty", "agent", "tasks", "move-task", wp_id, "--mission", slug, "--to", "approved",
@@ -182,11 +205,16 @@ def halt_message(
          reviewer, "--reviewer-failure-reason", why, "--note",
          "Self-review fallback after reviewer failure: <summary>"]
     )  # fmt: skip
+    option_a = (
+        f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"
+        if again == reviewer
+        else f"  a) Retry with a second reviewer identity (not {author}):\n     {retry}\n"
+    )
     return (
         f"ERROR: Configured reviewer '{reviewer}' failed ({why}).\n"
         f"{wp_id} is back in for_review.\n"
         "Options:\n"
-        f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"
+        f"{option_a}"
         f"  b) Switch reviewer:\n     kitty agent action review {wp_id} --mission "
         f"{slug} --agent {other}\n"
         "  c) Proceed with self-review -- WARNING: no independent review:\n"

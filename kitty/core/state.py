@@ -381,14 +381,21 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
             st.self_review = dict(policy["self_review_fallback"], at=at)
         if isinstance(policy.get("reclaim"), dict):
             st.reclaim = dict(policy["reclaim"], at=at)
+    # `cycles`: the rejections counted when it was decided (the cap restarts from there).
     if isinstance(arbiter, dict):
-        st.arbiter = dict(arbiter, at=at, to_lane=to_lane)
+        st.arbiter = dict(arbiter, at=at, to_lane=to_lane, cycles=st.review_cycles)
     elif (
         force
         and to_lane in (lanes.APPROVED, lanes.BLOCKED, lanes.DONE)
         and ((st.last_reason or "").lower().startswith(("arbiter decision", "escalated")))
     ):
-        st.arbiter = {"note": st.last_reason, "at": at, "to_lane": to_lane, "by": tool}
+        st.arbiter = {
+            "note": st.last_reason,
+            "at": at,
+            "to_lane": to_lane,
+            "by": tool,
+            "cycles": st.review_cycles,
+        }
 
 
 _NESTED = (dict, list)  # a tuple: isinstance is faster with it than with a union

@@ -54,15 +54,54 @@ class MoveCheck:
     arbiter: dict[str, Any] | None = None
     self_review: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: claimed -> planned by the claim's holder: recorded as a forced edge, since Spec
+    #: Kitty's table has no such edge (`kitty move WP planned` undoes a claim).
+    release: bool = False
 
 
-def arbiter_commands(wp_id: str, mission: str) -> list[str]:
-    """The two arbiter decisions of seeds/004, as exact commands."""
+#: What an arbiter's choice asks to fill in before its commands run (placeholder -> meaning).
+WHY_ACCEPTABLE = "<why the work is acceptable>"
+DISAGREEMENT = "<the disagreement>"
+
+
+def arbiter_commands(wp_id: str, mission: str, actor: str) -> list[str]:
+    """The two arbiter decisions of seeds/004, recorded in `actor`'s name: approve, escalate.
+
+    Alternatives, never a sequence: each carries a placeholder note to fill in
+    (see `arbiter_choices`)."""
+    import shlex  # only when an arbiter decision is printed
+
     base = f"kitty agent tasks move-task {wp_id} --mission {mission}"
+    who = f"--agent {shlex.quote(actor)}"
     return [
-        f'{base} --to approved --force --note "Arbiter decision: <why the work is acceptable>"',
-        f'{base} --to blocked --force --note "Escalated to human: <the disagreement>"',
+        f'{base} --to approved --force {who} --note "Arbiter decision: {WHY_ACCEPTABLE}"',
+        f'{base} --to blocked --force {who} --note "Escalated to human: {DISAGREEMENT}"',
     ]
+
+
+def arbiter_choices(wp_id: str, mission: str, actor: str) -> list[dict[str, Any]]:
+    """`kitty next`'s `choices` for an arbiter: one decision, its command and what to fill."""
+    approve, escalate = arbiter_commands(wp_id, mission, actor)
+    return [
+        {
+            "label": f"approve {wp_id} as the arbiter",
+            "commands": [approve],
+            "fill": {WHY_ACCEPTABLE: "why the work is acceptable as it is (recorded)"},
+        },
+        {
+            "label": f"escalate {wp_id} to a human (it parks in blocked)",
+            "commands": [escalate],
+            "fill": {DISAGREEMENT: "what the implementer and the reviewers disagree on"},
+        },
+    ]
+
+
+def cycles_since_arbiter(state: WPState) -> int:
+    """Rejections since the last arbiter decision (all of them when there was none)."""
+    decided = state.arbiter.get("cycles") if state.arbiter else None
+    if not isinstance(decided, int) or isinstance(decided, bool):
+        decided = 0 if state.arbiter is None else state.review_cycles
+    return max(0, state.review_cycles - decided)
 
 
 def halted(state: WPState) -> bool:
@@ -74,13 +113,14 @@ def halted(state: WPState) -> bool:
 
 
 def at_cycle_cap(state: WPState | None, max_cycles: int) -> bool:
-    """True when the WP was rejected `max_cycles` times and no verdict came after, or a
-    review panel HALTed on it (`kitty review run`): either way it waits for an arbiter."""
+    """True when the WP was rejected `max_cycles` times since the last arbiter decision
+    (or ever, without one) and no verdict came after, or a review panel HALTed on it
+    (`kitty review run`): either way it waits for an arbiter."""
     if state is not None and halted(state):
         return True
-    if state is None or state.review_cycles < max_cycles or not state.reviews:
+    if state is None or not state.reviews or cycles_since_arbiter(state) < max_cycles:
         return False
-    return state.reviews[-1].verdict == "changes_requested" and state.arbiter is None
+    return state.reviews[-1].verdict == "changes_requested"
 
 
 def issue_blockers(wp_id: str, to_lane: str, rows: Sequence[IssueRow]) -> list[str]:
@@ -123,6 +163,10 @@ def check_move(
     from_lane = (state.lane if state else None) or lanes.GENESIS
     if to_lane == from_lane:
         raise InvalidTransition(f"{wp_id} is already in {to_lane}", "nothing to do")
+    if not req.force and (from_lane, to_lane) == (lanes.CLAIMED, lanes.PLANNED) and state:
+        holder = state.implementer
+        if holder and req.actor == holder:
+            return MoveCheck(from_lane, to_lane, release=True)
     if req.force:
         if not req.actor:
             raise GuardRefused(
@@ -152,7 +196,8 @@ def check_move(
         raise GuardRefused(
             f"{wp_id} was rejected {state.review_cycles if state else 0} times "
             f"(review.max_cycles is {policy.max_cycles}): it needs an arbiter decision",
-            "decide with one of: " + " | ".join(arbiter_commands(wp_id, mission)),
+            "an agent other than its implementer (or a person) decides with one of: "
+            + " | ".join(arbiter_commands(wp_id, mission, req.actor or "NAME")),
         )
     check = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
     blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
@@ -216,10 +261,14 @@ def _guards(
                     f"{wp_id} has subtasks not done: {', '.join(open_tasks)}",
                     f"kitty agent tasks mark-status {' '.join(open_tasks)} --status done",
                 )
-        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.APPROVED and not req.note:
+        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.APPROVED and not req.has_feedback:
+            # Spec Kitty 3.2.7 (InProgressState -> approved) wants review evidence with a
+            # reviewer, a reference and the verdict, or force: a note is no review.
             raise GuardRefused(
-                f"approving {wp_id} straight from in_progress needs review evidence",
-                "pass --note describing the review that was done",
+                f"approving {wp_id} straight from in_progress records no review: "
+                "nobody reviewed it",
+                "move it to for_review for a review; or record the review you did with "
+                '--review-feedback-file FILE; or --force --note "why" (counted)',
             )
         if from_lane == lanes.IN_REVIEW:
             if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not rejection_feedback:

@@ -386,6 +386,10 @@ def review(
     wp_id = _pick(mission, wp_text, who, (REVIEW,))
     wp = mission.wps[wp_id]
     actor = {"tool": who, "role": "reviewer", "profile": profile, "model": None}
+    from kitty.services.lanecheck import fingerprint
+
+    # What the reviewer reads: an approval refuses if the lane changes meanwhile (issue 22.6).
+    lane_print = fingerprint(existing_workspace(mission, wp_id).path)
 
     def build(board: Board) -> list[dict[str, Any]]:
         st = board.wps.get(wp_id)
@@ -435,6 +439,7 @@ def review(
             mission.slug,
         )
         delta: dict[str, Any] = {"agent": who, "role": "reviewer", "shell_pid": os.getppid()}
+        delta["review_head"] = f"{lane_print}@{who}" if lane_print else ""
         if profile:
             delta["agent_profile"] = profile
         return [

@@ -46,7 +46,7 @@ def readiness(mission: Mission) -> list[str]:
             problems.append(f"{wp_id} is {lane or 'not finalized'} (needs approved or done)")
         wp = mission.wps.get(wp_id)
         st = board.wps.get(wp_id)
-        if wp and st:
+        if wp and st and lane != lanes.APPROVED:  # approved: accept records them (_remarks)
             open_tasks = [t for t in wp.subtasks if st.subtasks.get(t) != "done"]
             if open_tasks:
                 problems.append(f"{wp_id} subtasks not done: {', '.join(open_tasks)}")
@@ -68,6 +68,33 @@ def readiness(mission: Mission) -> list[str]:
                     f"{lane['lane_id']} worktree has uncommitted changes: " + ", ".join(dirty[:8])
                 )
     return problems
+
+
+def _remarks(mission: Mission, board: Board) -> dict[str, dict[str, Any]]:
+    """Approved WPs whose subtasks are not all done (a rejection reset them; the approval
+    that followed, an arbiter's or a forced one, did not re-mark them): accept records them
+    done as actor `accept`, naming the approval, instead of in someone's name."""
+    found: dict[str, dict[str, Any]] = {}
+    for wp_id in _active(mission):
+        st = board.wps.get(wp_id)
+        wp = mission.wps.get(wp_id)
+        if st is None or wp is None or st.lane != lanes.APPROVED:
+            continue
+        left = [t for t in wp.subtasks if st.subtasks.get(t) != "done"]
+        if not left:
+            continue
+        if st.arbiter and st.arbiter.get("to_lane") == lanes.APPROVED:
+            how = f"an arbiter decision of {st.arbiter.get('by') or 'unknown'}"
+        elif st.reviews and st.reviews[-1].verdict == "approved":
+            how = f"{st.reviews[-1].reviewer or 'unknown'}'s approval"
+        else:
+            how = f"{st.actor or 'unknown'}'s move"
+        found[wp_id] = {
+            "subtasks": left,
+            "note": f"subtasks {', '.join(left)} marked done at acceptance: {wp_id} was "
+            f"approved by {how} after a rejection reset them, without re-implementation",
+        }
+    return found
 
 
 def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
@@ -94,16 +121,30 @@ def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
     def build(board: Board) -> list[dict[str, Any]]:
         at = format_at(eventlog.now_us())
         meta = dict(mission.meta)
-        record = {
+        remarks = _remarks(mission, board)
+        record: dict[str, Any] = {
             "accept_commit": commit,
             "accepted_at": at,
             "accepted_by": who,
             "acceptance_mode": "local",
         }
+        if remarks:
+            record["subtasks_marked_done"] = {w: r["subtasks"] for w, r in remarks.items()}
         meta.update(record)
         meta["acceptance_history"] = [*meta.get("acceptance_history", []), record]
         atomic_write(mission.dir / "meta.json", dump_json(meta))
-        return [{"event_type": "MissionAccepted", "mission_slug": mission.slug, "payload": record}]
+        marks = [
+            mission.annotation(
+                wp_id,
+                "accept",
+                {"subtasks": dict.fromkeys(r["subtasks"], "done"), "note": r["note"] + f" ({who})"},
+            )
+            for wp_id, r in sorted(remarks.items())
+        ]
+        return [
+            *marks,
+            {"event_type": "MissionAccepted", "mission_slug": mission.slug, "payload": record},
+        ]
 
     mission.record(build)
     mission.refresh()

@@ -15,12 +15,12 @@ from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
-from kitty.core.state import Board
+from kitty.core.state import HELD, Board
 from kitty.core.transitions import MoveCheck, MoveRequest, check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
-from kitty.services.workspace import Mission
+from kitty.services.workspace import AGENT_ENV, Mission
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
@@ -33,6 +33,8 @@ class ReviewDoc:
     affected_files: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] | None = None
     reviewers: list[str] = field(default_factory=list)
+    #: A review panel's agents (`reviewer_agent`); the actor who ran it is `recorded_by`.
+    panel_agents: list[str] = field(default_factory=list)
 
 
 _CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
@@ -97,6 +99,9 @@ def write_review_cycle(
         "verdict": verdict,
         "wp_id": wp_id,
     }
+    if doc.panel_agents:  # the findings came from the panel's agents, not from its runner
+        front["reviewer_agent"] = ", ".join(doc.panel_agents)
+        front["recorded_by"] = reviewer or "unknown"
     path = folder / f"review-cycle-{number}.md"
     text = dump_front_matter(front, sort_keys=True) + "\n"
     atomic_write(path, text + doc.body.rstrip("\n") + "\n")
@@ -152,11 +157,16 @@ def move_task(
     wp = mission.wp(wp_id)
     subtasks = wp.subtasks if wp else ()
     policy = mission.policy()
+    if lanes.canonical(to_lane) == lanes.APPROVED and not force:
+        _lane_unchanged(mission, wp_id)
     outcome: dict[str, Any] = {}
     written: list[Path] = []
 
     def build(board: Board) -> list[dict[str, Any]]:
-        check = check_move(wp_id, board.wps.get(wp_id), subtasks, req, policy, mission.slug)
+        before = board.wps.get(wp_id)
+        if before is not None and before.lane in HELD:
+            outcome["holder"] = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
+        check = check_move(wp_id, before, subtasks, req, policy, mission.slug)
         outcome["check"] = check
         return _records(mission, wp_id, check, req, doc, written, policy_extra)
 
@@ -168,6 +178,7 @@ def move_task(
         raise
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
+    warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     state = mission.board.wps.get(wp_id)
     return {
         "mission": mission.slug,
@@ -181,7 +192,50 @@ def move_task(
         "arbiter": check.arbiter,
         "self_review": check.self_review,
         "event_ids": [r["event_id"] for r in records],
+        "warnings": warnings,
     }
+
+
+def _lane_unchanged(mission: Mission, wp_id: str) -> None:
+    """An approval from `kitty agent action review` approves what the reviewer read: the
+    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
+    st = mission.board.wps.get(wp_id)
+    if st is None or st.lane != lanes.IN_REVIEW:
+        return
+    recorded = str(st.scalars.get("review_head") or "")
+    fingerprint, _, reviewer = recorded.rpartition("@")
+    if not fingerprint or reviewer != st.reviewer:
+        return
+    from kitty.errors import GuardRefused
+    from kitty.services.lanecheck import changes
+    from kitty.services.worktrees import existing_workspace
+
+    path = existing_workspace(mission, wp_id).path
+    changed = changes(path, fingerprint)
+    if changed:
+        raise GuardRefused(
+            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
+            "an approval would approve code nobody reviewed",
+            "reviewers are read-only; send it back with the findings "
+            '(--to planned --note "..."), or another agent reviews the new head: '
+            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
+            '--takeover --note "the lane changed during the review"',
+        )
+
+
+def _fallback_warning(
+    mission: Mission, wp_id: str, agent: str | None, actor: str, holder: str | None
+) -> list[str]:
+    """A move recorded under the fallback identity (no --agent, no $KITTY_AGENT) while an
+    agent held the WP: most likely an agent ran a command without naming itself."""
+    if (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip():
+        return []
+    if not holder or holder == actor:
+        return []
+    return [
+        f"{wp_id} was held by {holder}, and this move is recorded as {actor!r} (the fallback "
+        "identity: no --agent, no $KITTY_AGENT); if an agent made it, pass --agent NAME"
+    ]
 
 
 def _records(
@@ -201,9 +255,12 @@ def _records(
         policy["arbiter"] = check.arbiter
     if check.self_review:
         policy["self_review_fallback"] = check.self_review
+    if check.release:
+        policy["release"] = {"holder": req.actor}
     fields: dict[str, Any] = {
-        "force": req.force,
-        "reason": req.note,
+        "force": req.force or check.release,
+        "reason": req.note
+        or (f"claim released by its holder {req.actor}" if check.release else None),
         "policy_metadata": policy or None,
     }
     if check.verdict:

@@ -94,8 +94,14 @@ def blocker_problems(payload: dict[str, Any]) -> list[str]:
         options = q.get("options")
         if not isinstance(options, list) or not 2 <= len(options) <= 4:
             problems.append(f"questions[{i}].options: needs 2 to 4 options")
-        elif not all(isinstance(o, dict) and isinstance(o.get("label"), str) for o in options):
-            problems.append(f"questions[{i}].options: each needs a label")
+        else:
+            for j, o in enumerate(options):
+                if not (isinstance(o, dict) and isinstance(o.get("label"), str)):
+                    shape = json.dumps(o)[:60]
+                    problems.append(
+                        f"questions[{i}].options[{j}]: {shape} is not an object with a label "
+                        '(each option is {"label": "...", "description": "..."})'
+                    )
     return problems
 
 
@@ -371,6 +377,10 @@ class Loop:
         size = self.env_concurrency
         reports: list[Report] = []
         failures: list[str] = []
+        from kitty.services.lanecheck import changes, fingerprint
+
+        workspace = Path(scope["workspace"])
+        before = fingerprint(workspace)  # reviewers are read-only (seed 002's mutation check)
         for number, wave in enumerate(waves(entries, size), 1):
             self.emit(
                 {
@@ -420,6 +430,13 @@ class Loop:
                     )
                 except KittyError as exc:
                     failures.append(f"{entry.reviewer_id} ({entry.agent}): {exc.message}")
+        changed = changes(workspace, before) if before else None
+        if changed:
+            names = ", ".join(e.reviewer_id for e in entries)
+            failures.append(
+                f"the lane changed during review round {round_no} ({names}): {changed}; "
+                "nothing is approved"
+            )
         if failures:
             raise _ReviewerFailed(failures)
         return merge(reports, round_no), scope, entries, roster
@@ -628,6 +645,7 @@ class Loop:
             merged,
             round_no,
             f" (review panel: CONVERGED at round {round_no})",
+            panel=True,
         )
         self.annotate(self.mission(), {"review_round": round_no, "review_halt": ""})
         self.emit({"event": "converged", "round": round_no})
@@ -643,6 +661,7 @@ class Loop:
             merged,
             round_no,
             f" (review panel round {round_no})",
+            panel=True,
         )
         self.emit(
             {
@@ -897,8 +916,9 @@ class Loop:
         self.emit({"event": "halt", "round": round_no, "reason": reason, "file": self.rel(path)})
         result = self.result(round_no, HALT, merged, None, reason=reason, halt_file=self.rel(path))
         result["questions"] = artifact["questions"]
+        result["context"] = artifact["context"]
         result["question_chunks"] = chunks(artifact["questions"]) if artifact["questions"] else []
-        result["hint"] = halt_hint(self.wp_id, self.slug, reason, mission)
+        result["hint"] = halt_hint(self.wp_id, self.slug, reason, mission, artifact["questions"])
         return result
 
     def result(
@@ -1076,9 +1096,25 @@ def _git_state(workspace: str) -> str:
     return head.stdout.strip() + "\n" + done.stdout
 
 
-def halt_hint(wp_id: str, slug: str, reason: str, mission: Mission) -> str:
+def answer_example(wp_id: str, slug: str, questions: list[Any]) -> str:
+    """A runnable `kitty review answer` for the first question's first option."""
+    for q in questions:
+        options = q.get("options") if isinstance(q, dict) else None
+        for o in options if isinstance(options, list) else []:
+            if isinstance(o, dict) and isinstance(o.get("label"), str):
+                pair = shlex.quote(f"{q.get('id')}={o['label']}")
+                return f"kitty review answer {wp_id} --mission {slug} --answer {pair}"
+    return f"kitty review answer {wp_id} --mission {slug}"
+
+
+def halt_hint(
+    wp_id: str, slug: str, reason: str, mission: Mission, questions: list[Any] | None = None
+) -> str:
     if reason == "blocker":
-        return f"answer: kitty review answer {wp_id} --mission {slug} --answer <id>=<label> ..."
+        return (
+            "answer each question (--answer ID=LABEL, repeatable), for example: "
+            + answer_example(wp_id, slug, questions or [])
+        )
     if reason == "soft_warn":
         return f"continue one more round: kitty review answer {wp_id} --mission {slug} --continue"
     return (
@@ -1124,14 +1160,18 @@ def answer(
     keep_going: bool,
     emit: Emit,
     abort: bool = False,
+    actor: str | None = None,
 ) -> dict[str, Any]:
-    """Record answers to a blocker (or continue after a soft warning) and resume the loop."""
+    """Record answers to a blocker (or continue after a soft warning) and resume the loop;
+    `actor` (--agent) answers and runs the rest of the panel, else whoever ran it."""
     mission = Mission.open(repo, slug)
     wp_id = mission.resolve_wp(wp_text)
     path, halt = current_halt(mission, wp_id)
     settings = Settings(
         **{k: v for k, v in halt["settings"].items() if k in Settings.__dataclass_fields__}
     )
+    if actor:
+        settings.runner = actor
     loop = Loop(repo, mission.slug, wp_id, settings, emit)
     round_no = int(halt["round"])
     reason = halt["reason"]
@@ -1173,6 +1213,7 @@ def answer(
                 "options: " + ", ".join(o["label"] for o in q["options"]),
             )
         recorded[qid] = {
+            "answered_by": settings.runner,
             "id": qid,
             "question": q["question"],
             "selected_label": label,

@@ -61,6 +61,7 @@ def record_verdict(
     merged: Merged,
     round_no: int | None = None,
     note_suffix: str = "",
+    panel: bool = False,
 ) -> dict[str, Any]:
     """Approve, or reject back to planned, with a review-cycle file and its findings sidecar."""
     block_at = mission.config.block_at
@@ -76,6 +77,8 @@ def record_verdict(
         affected_files=list(dict.fromkeys(f.path for f in (blockers or findings))),
         findings=[f.to_json() for f in findings],
         reviewers=reviewers,
+        # a panel's reviewers are `persona@agent`: the agents reviewed, `who` ran the panel
+        panel_agents=list(dict.fromkeys(r.rsplit("@", 1)[-1] for r in reviewers)) if panel else [],
     )
     advisory = [f for f in findings if f not in blockers]
     if approved:

@@ -27,7 +27,47 @@ def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.C
         now_us=now_us,
         panel=bool(as_dict(mission.config.raw.get("review")).get("panel")),
         agents=mission.config.agents,
+        halt_questions=halt_questions(mission, board),
+        stall_us=int(mission.config.stall_minutes * 60 * 1_000_000),
     )
+
+
+def halt_questions(mission: Mission, board: Board) -> dict[str, list[dict[str, Any]]]:
+    """The open questions of each blocker HALT (its file, minus the answers recorded so
+    far), with each option's label: what `next` offers as concrete answer commands."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for wp_id, st in board.wps.items():
+        ref = st.scalars.get("review_halt")
+        if not ref or st.scalars.get("review_halt_reason") != "blocker":
+            continue
+        import json
+
+        path = mission.project.root / str(ref)
+        try:
+            halt = json.loads(path.read_text(encoding="utf-8"))
+            answers_path = path.with_name(path.stem + ".answers.json")
+            answered = (
+                json.loads(answers_path.read_text(encoding="utf-8"))
+                if answers_path.is_file()
+                else {}
+            )
+        except (OSError, ValueError):
+            continue
+        questions = halt.get("questions") if isinstance(halt, dict) else None
+        for q in questions if isinstance(questions, list) else []:
+            if not isinstance(q, dict) or not isinstance(q.get("id"), str):
+                continue
+            if isinstance(answered, dict) and q["id"] in answered:
+                continue
+            labels = [
+                o["label"]
+                for o in q.get("options") or []
+                if isinstance(o, dict) and isinstance(o.get("label"), str)
+            ]
+            found.setdefault(wp_id, []).append(
+                {"id": q["id"], "question": str(q.get("question") or ""), "options": labels}
+            )
+    return found
 
 
 def claim_target(decision: decide.Decision, board: Board) -> str | None:

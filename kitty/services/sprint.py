@@ -141,7 +141,12 @@ class Sprint:
         return backend
 
     def preflight(self) -> None:
-        """Refuse before anything starts when an agent CLI cannot be run."""
+        """Refuse before anything starts when an agent CLI cannot be run, or when some
+        implementer's work could never be reviewed (its only reviewer is itself)."""
+        alone = sprintplan.no_second_reviewer(self.opts.implementers, self.opts.reviewers)
+        if alone and not self.opts.review_panel:
+            head, _, how = alone.partition(". ")
+            raise UsageError(head, how)
         missing = [
             (name, backend.executable() or name)
             for name, backend in self.backends.items()
@@ -301,6 +306,22 @@ class Sprint:
         key = self.state_key()
         mission = self.mission()
         step, self.retry = sprintplan.take_retry(self.retry, self.jobs, self.halted)
+        if step is None and not self.opts.review_panel:
+            stalled = self.stalled_review(mission)
+            if stalled is not None:
+                self.nothing_at = None
+                wp_id, reviewer, why = stalled
+                moves.move_task(  # released (recorded), then reviewed like any other WP
+                    mission,
+                    wp_id,
+                    lanes.FOR_REVIEW,
+                    agent=reviewer,
+                    force=True,
+                    note=f"review taken over by {reviewer} (kitty sprint): {why}",
+                )
+                self.emit({"event": "takeover", "wp_id": wp_id, "agent": reviewer,
+                           "message": why})  # fmt: skip
+                return self.start(self.mission(), wp_id, REVIEW, reviewer)
         if step is None:
             busy = frozenset(self.jobs) | frozenset(self.halted)
             step = self.choose(mission, work_queues(self.ctx(mission), exclude=busy))
@@ -317,6 +338,49 @@ class Sprint:
         if step.agent == PANEL:
             return self.start_panel(mission, step.wp_id)
         return self.start(mission, step.wp_id, step.role, step.agent)
+
+    def foreign_holds(self, mission: Mission) -> list[str]:
+        """WPs held (claimed, in progress) by an agent this sprint does not run: named,
+        with how the holder releases the claim (issue 22.12)."""
+        found = []
+        for wp_id in mission.all_ids():
+            st = mission.board.wps.get(wp_id)
+            if st is None or st.lane not in (lanes.CLAIMED, lanes.IN_PROGRESS):
+                continue
+            holder = st.implementer or "unknown"
+            if wp_id in self.jobs or (st.runtime_claim or {}).get("sprint_run") == self.run_id:
+                continue
+            how = (
+                f"kitty move {wp_id} planned --mission {self.slug} --agent {holder} "
+                '--note "claim released"'
+            )
+            found.append(
+                f"{wp_id} is {st.lane} by {holder}, which this sprint does not run "
+                f"(held by nobody it runs): {holder} finishes it or releases it: {how}"
+            )
+        return found
+
+    def stalled_review(self, mission: Mission) -> tuple[str, str, str] | None:
+        """A review nobody works on (silent past review.stall_minutes, not one of this
+        sprint's jobs), with the reviewer to take it over and why; None if there is none."""
+        from kitty.core.decide import stalled
+
+        ctx = self.ctx(mission)
+        for wp_id in mission.all_ids():
+            st = mission.board.wps.get(wp_id)
+            if st is None or st.lane != lanes.IN_REVIEW or wp_id in self.jobs:
+                continue
+            if wp_id in self.halted:
+                continue
+            why = stalled(ctx, st)
+            if why is None:
+                continue
+            others = [r for r in self.opts.reviewers if r != st.reviewer] or self.opts.reviewers
+            used = self.stats.get(wp_id, WPStats()).reviewers
+            reviewer = sprintplan.pick_reviewer(st.implementer, others, used)
+            if reviewer is not None:
+                return wp_id, reviewer, f"{st.reviewer}'s review was STALLED: {why}"
+        return None
 
     def choose(self, mission: Mission, queues: Queues) -> Step | None:
         implementer_of = {
@@ -620,15 +684,6 @@ class Sprint:
             {"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": answer.text}
         )
 
-    def mark_reset_subtasks(self, mission: Mission, ids: list[str]) -> None:
-        """What `kitty next` prints before ACCEPT: re-mark subtasks a rejection reset on a
-        WP that was then approved (by the arbiter policy) without another implementation."""
-        from kitty.core.decide import unmarked_subtasks
-
-        for wp_id, tasks in unmarked_subtasks(mission.board, mission.wps, ids).items():
-            moves.mark_status(mission, tasks, "done", agent="sprint", wp_text=wp_id)
-            self.emit({"event": "notice", "message": f"{wp_id}: marked {', '.join(tasks)} done"})
-
     def heartbeat(self) -> None:
         """At most once a minute per running agent: proof of life in the log."""
         now = time.monotonic()
@@ -666,15 +721,14 @@ class Sprint:
 
         mission = self.mission()
         ids = mission.all_ids()
-        active = [w for w in ids if mission.board.lane(w) != lanes.CANCELED]
         all_approved = sprintplan.all_approved({w: mission.board.lane(w) for w in ids})
         result: dict[str, Any] = {"accepted": False, "merged": False}
         if all_approved and not self.claim_finish():
             result["finished_by"] = self.finished_by
             reason = f"every work package is approved; {self.finished_by} accepts and merges"
         elif all_approved:
-            self.mark_reset_subtasks(mission, active)
-            mission = self.mission()
+            # Subtasks a rejection reset on an arbiter-approved WP: accept records them
+            # (actor accept, naming the approval), in nobody's name (issue 22.8).
             try:
                 accept(mission, "sprint")
                 result["accepted"] = True
@@ -701,6 +755,7 @@ class Sprint:
             decision = decide(self.ctx(self.mission()))
             reason = "nothing more can move: " + "; ".join(
                 [f"{w}: review halted (reviewer failed; see the options)" for w in self.halted]
+                + self.foreign_holds(self.mission())
                 + (decision.blocked_by or [decision.reason])
             )
         rows = report_rows(self.mission(), self.stats, self.halted)
@@ -741,5 +796,7 @@ class Sprint:
             backend = self.backend(mission, agent)
             plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout))
         result = dry_run_event(mission, queues, plan, self.opts.parallel, self.opts.arbiter)
+        alone = sprintplan.no_second_reviewer(self.opts.implementers, self.opts.reviewers)
+        result["problems"] = [alone] if alone and not self.opts.review_panel else []
         self.emit(result)
         return result

@@ -89,7 +89,7 @@ def test_skill_arbiter_commands_work_literally(repo: Path) -> None:
     """seeds/004 Options A/B/C carry no --agent; Spec Kitty records actor `user`."""
     make_mission(repo, wps=WPS)
     reject(repo, 3)
-    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
     assert nxt["action"] == "arbiter"
     # The option A command exactly as printed in the skill.
     ok(
@@ -128,16 +128,128 @@ def test_skill_escalation_command_works_literally(repo: Path) -> None:
 
 
 def test_next_arbiter_hints_run_as_printed(repo: Path) -> None:
+    """Issue 22.1/22.4: `commands` run in order records nothing contradictory (it is
+    empty: the decision is a choice), and each choice, filled in, runs and names its
+    actor."""
     import shlex
 
     make_mission(repo, wps=WPS)
     reject(repo, 3)
-    commands = ok(repo, "next", "--agent", "claude", "--json").json()["commands"]
-    assert len(commands) == 2
-    argv = shlex.split(commands[0].replace("<why the work is acceptable>", "fine"))
-    assert argv[0] == "kitty"
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert (nxt["action"], nxt["commands"]) == ("arbiter", [])
+    approve = nxt["choices"][0]
+    (command,) = approve["commands"]
+    for placeholder in approve["fill"]:
+        command = command.replace(placeholder, "fine")
+    argv = shlex.split(command)
+    assert argv[0] == "kitty" and "--agent" in argv
     ok(repo, *argv[1:])
-    assert last_move(repo)["to_lane"] == "approved"
+    moved = last_move(repo)
+    assert (moved["to_lane"], moved["actor"]) == ("approved", "gemini")
+    # The text form shows the same choices.
+    text = ok(repo, "next", "--agent", "gemini").out
+    assert "choose one" not in text  # decided: nothing left to choose
+
+
+def test_the_arbiter_step_never_goes_to_the_implementer(repo: Path) -> None:
+    """Issue 22.4: claude implemented WP01; at the cap claude waits and codex decides."""
+    make_mission(repo, wps=WPS, config="agents:\n  available: [claude, codex]\n")
+    reject(repo, 3)
+    mine = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert mine["action"] == "wait" and mine["choices"] == []
+    assert "waits for an arbiter decision (you implemented it)" in mine["blocked_by"][0]
+    theirs = ok(repo, "next", "--agent", "codex", "--json").json()
+    assert theirs["action"] == "arbiter"
+    assert all("--agent codex" in c["commands"][0] for c in theirs["choices"][:2])
+
+
+def test_a_decision_under_the_fallback_identity_warns_while_an_agent_holds_the_wp(
+    repo: Path,
+) -> None:
+    """Issue 22.4: run without --agent, the move is recorded as git's user: say so."""
+    make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    moved = kitty(repo, "move", "WP01", "blocked", "--force", "--note", "Escalated to human: x")
+    assert moved.code == 0
+    assert (
+        "warning: WP01 was held by claude, and this move is recorded as 'user' (the fallback "
+        "identity: no --agent, no $KITTY_AGENT); if an agent made it, pass --agent NAME"
+    ) in moved.err
+    named = kitty(repo, "move", "WP01", "planned", "--agent", "lead")
+    assert named.code == 0 and "warning" not in named.err
+
+
+def test_approving_unreviewed_work_needs_force_or_a_recorded_review(repo: Path) -> None:
+    """Issue 22.2: in_progress -> approved with a note alone was an approval nobody gave."""
+    make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    refused = kitty(
+        repo, "agent", "tasks", "move-task", "WP01", "--to", "approved", "--note", "Review passed"
+    )
+    assert refused.code == 1 and "records no review" in refused.err
+    assert last_move(repo)["to_lane"] == "in_progress"
+    review = repo / "review.md"
+    review.write_text("Read every line; it does what WP01 asks.\n")
+    ok(repo, "move", "WP01", "approved", "--agent", "codex", "--review-feedback-file", str(review))
+    moved = last_move(repo)
+    assert moved["review_result"]["verdict"] == "approved" and moved["review_ref"]
+
+
+def test_the_holder_releases_a_claim_without_force(repo: Path) -> None:
+    """Issue 22.12: `kitty move WP01 claimed` by mistake, undone by the same actor."""
+    make_mission(repo, wps=WPS)
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    other = kitty(repo, "move", "WP01", "planned", "--agent", "codex")
+    assert other.code == 1
+    released = ok(repo, "move", "WP01", "planned", "--agent", "claude", "--json").json()
+    assert (released["from_lane"], released["to_lane"]) == ("claimed", "planned")
+    event = last_move(repo)
+    assert event["force"] is True  # Spec Kitty's table has no claimed -> planned edge
+    assert event["reason"] == "claim released by its holder claude"
+    assert event["policy_metadata"]["release"] == {"holder": "claude"}
+    assert ok(repo, "next", "--agent", "codex", "--json").json()["wp_id"] == "WP01"
+
+
+def test_the_cycle_cap_holds_again_after_an_escalation(repo: Path) -> None:
+    """Issue 22.3: escalate at 3, a person un-blocks it: 3 more rejections, arbiter again."""
+    make_mission(repo, wps=WPS)
+    reject(repo, 3)
+    ok(repo, "move", "WP01", "blocked", "--force", "--agent", "lead",
+       "--note", "Escalated to human: scope")  # fmt: skip
+    ok(repo, "move", "WP01", "planned", "--agent", "lead")
+    fix = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert (fix["action"], fix["cycle"]) == ("fix", "0/3")
+    for n in range(3):
+        ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+        ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+        ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+        ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "fixed")
+        ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+        ok(repo, "move", "WP01", "planned", "--agent", "codex", "--note", f"again {n}")
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert (nxt["action"], nxt["cycle"]) == ("arbiter", "3/3")
+    refused = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    assert refused.code == 1 and "needs an arbiter decision" in refused.err
+
+
+def test_a_silent_review_is_taken_over(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22.5: a review started by hand and abandoned; two hours later `next` offers
+    the takeover, and the printed command takes it over."""
+    from kitty.adapters import eventlog
+
+    make_mission(repo, wps=WPS, config="agents:\n  available: [claude, codex, gemini]\n")
+    to_review(repo)
+    real = eventlog.now_us
+    monkeypatch.setattr(eventlog, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert nxt["action"] == "review" and "STALLED" in nxt["reason"]
+    (command,) = nxt["commands"]
+    assert "--takeover" in command
+    run_printed(repo, command)
+    assert last_move(repo)["to_lane"] == "in_review"
+    assert ok(repo, "status", "--json").json()["work_packages"][0]["agent"] == "gemini"
 
 
 def test_force_still_needs_a_note(repo: Path) -> None:
@@ -223,12 +335,22 @@ def test_arbiter_approval_after_rejection_next_and_accept_agree(repo: Path) -> N
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "plan")
     reject(repo, 1)
-    ok(repo, "move", "WP01", "approved", "--force", "--note", "Arbiter decision: fine as is")
+    ok(repo, "move", "WP01", "approved", "--force", "--agent", "lead",
+       "--note", "Arbiter decision: fine as is")  # fmt: skip
     nxt = ok(repo, "next", "--agent", "claude", "--json").json()
     assert nxt["action"] == "accept"
-    assert "T001 T002" in nxt["commands"][0] and "mark-status" in nxt["commands"][0]
+    # Issue 22.8: no re-mark in claude's name; accept records it as what it is.
+    assert nxt["commands"] == [f"kitty accept --mission {SLUG}"]
     for command in nxt["commands"]:
         run_printed(repo, command)
+    marks = [e for e in events(repo) if (e.get("delta") or {}).get("subtasks")]
+    assert marks[-1]["actor"] == "accept"
+    assert marks[-1]["delta"]["note"].startswith(
+        "subtasks T001, T002 marked done at acceptance: WP01 was approved by an arbiter "
+        "decision of lead after a rejection reset them"
+    )
+    meta = json.loads((repo / "kitty-specs" / SLUG / "meta.json").read_text())
+    assert meta["acceptance_history"][-1]["subtasks_marked_done"] == {"WP01": ["T001", "T002"]}
     nxt = ok(repo, "next", "--agent", "claude", "--json").json()
     assert nxt["action"] == "merge"
 

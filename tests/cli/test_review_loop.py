@@ -253,9 +253,9 @@ def test_three_rejections_reach_the_arbiter(repo: Path, tmp_path: Path) -> None:
             decision = ok(repo, "next", "--agent", "claude", "--json").json()
             assert (decision["action"], decision["cycle"]) == ("fix", f"{cycle}/3")
     assert "cycle 3/3" in ok(repo, "status").out
-    decision = ok(repo, "next", "--agent", "claude", "--json").json()
+    decision = ok(repo, "next", "--agent", "gemini", "--json").json()
     assert decision["action"] == "arbiter"
-    assert any("--to approved --force" in c for c in decision["commands"])
+    assert any("--to approved --force" in c["commands"][0] for c in decision["choices"])
     refused = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
     assert refused.code == 1 and "arbiter decision" in refused.err
     assert "Arbiter decision" in refused.err

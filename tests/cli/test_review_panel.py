@@ -258,7 +258,7 @@ def test_check_8_last_round_halts_without_a_fix(
     assert len([p for p in prompts(fakes) if "Fix return file:" in p]) == 1  # no fix after round 2
     wp = status(repo)
     assert (wp["lane"], wp["review_cycles"]) == ("planned", 2)
-    nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()  # not claude: the implementer
     assert nxt["action"] == "arbiter" and result["halt_file"] in nxt["reason"]
     # the artifact is write-once; a resumed run starts again at round 1 (check 10: replay)
     code, again = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
@@ -615,7 +615,7 @@ def test_sprint_panel_halts_on_a_blocker_which_is_answered_then_converges(
     assert done.returncode == 1
     halt = next(e for e in events if e["event"] == "halt")
     assert "review panel HALT (blocker)" in halt["message"]
-    assert f"kitty review answer WP01 --mission {MISSION} --answer" in halt["message"]
+    assert f"kitty review answer WP01 --mission {MISSION}    # shows" in halt["message"]
     assert status(repo)["review_halt"]["reason"] == "blocker"
     code, result = answer(repo, tmp_path, "--answer", "q1=error")
     assert (code, result["loop_verdict"], result["round"]) == (0, "CONVERGED", 2)
@@ -648,3 +648,116 @@ def test_a_review_held_by_another_reviewer_is_not_taken_over(
     code, result = panel(repo, tmp_path, {}, "--panel", "security", "--agents", "codex")
     assert code == 1 and "in review by gemini" in result["error"]["message"]
     assert calls(fakes) == [] and status(repo)["lane"] == "in_review"
+
+
+def test_a_blocker_with_plain_string_options_halts_with_a_summary(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.9: `"options": ["error", "guest"]` crashed the text summary (exit 3)."""
+    ready_for_review(repo)
+    q = [{"id": "q1", "header": "h", "question": "Error or guest?", "options": ["error", "guest"]}]
+    scripted = {
+        "review": {"1": {"security": [p1()]}},
+        "fix": {"1": [{"status": "blocker", "questions": q}]},
+    }
+    path = tmp_path / "panel-script.json"
+    path.write_text(json.dumps(scripted))
+    done = run(
+        repo, "review", "run", "WP01", "--panel", "security", "--agents", "codex",
+        env={"FAKE_PANEL_SCRIPT": str(path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "HALT: blocker_malformed at round 1." in done.stdout
+    assert (
+        'Why: questions[0].options[0]: "error" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})'
+    ) in done.stdout
+    assert "unexpected internal error" not in done.stderr
+
+
+def test_blocker_problems_name_the_malformed_shape() -> None:
+    problems = blocker_problems(
+        {"questions": [{"id": "q1", "header": "h", "question": "?", "options": ["a", "b"]}]}
+    )
+    assert problems == [
+        'questions[0].options[0]: "a" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})',
+        'questions[0].options[1]: "b" is not an object with a label '
+        '(each option is {"label": "...", "description": "..."})',
+    ]
+
+
+def test_a_reviewer_that_commits_into_the_lane_fails_the_round(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.6: a reviewer committed into the lane and found nothing: no CONVERGED,
+    no approval of code nobody reviewed, the HALT names the change."""
+    ready_for_review(repo)
+    scripted = {"review": {"1": {"security": "edit"}}}
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["loop_verdict"], result["reason"]) == (1, "HALT", "reviewer_failed")
+    assert "the lane changed during review round 1 (security)" in result["context"]
+    assert "reviewer edit" in result["context"] and "reviewer_edit.txt" in result["context"]
+    assert status(repo)["lane"] != "approved"
+
+
+def test_a_single_reviewer_that_edits_cannot_approve(repo: Path) -> None:
+    """Issue 22.6, single reviewer: the approval refuses, naming the change."""
+    ready_for_review(repo)
+    review = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
+    ws = Path(review["workspace"])
+    (ws / "impl_wp01.txt").write_text("changed by the reviewer\n")
+    done = run(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+    assert done.returncode == 1
+    assert "reviewer_failed: WP01's lane changed during codex's review" in done.stderr
+    assert "uncommitted: impl_wp01.txt" in done.stderr
+    assert status(repo)["lane"] == "in_review"
+    git(ws, "checkout", "--", "impl_wp01.txt")
+    ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+
+
+def test_the_review_cycle_file_names_the_panel_agents_and_who_ran_it(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.11: `reviewer_agent` was the runner's git user.name."""
+    mission = ready_for_review(repo)
+    code, result = panel(
+        repo, tmp_path, {}, "--panel", "correctness,security", "--agents", "codex,gemini",
+        "--agent", "lead",
+    )  # fmt: skip
+    assert (code, result["loop_verdict"]) == (0, "CONVERGED")
+    import yaml
+
+    path = next((mission / "tasks").glob("WP01-*/review-cycle-1.md"))
+    front = yaml.safe_load(path.read_text().split("---")[1])
+    assert (front["reviewer_agent"], front["recorded_by"]) == ("codex, gemini", "lead")
+
+
+def test_next_prints_each_blocker_answer_as_a_command_that_runs(
+    repo: Path, tmp_path: Path, fakes: Path
+) -> None:
+    """Issue 22.7: `--answer <id>=<label>` was a shell syntax error; each option of each
+    open question is now a concrete choice, which runs as printed and names its actor."""
+    import shlex
+
+    ready_for_review(repo)
+    q = [{"id": "q1", "header": "h", "question": "Error or guest?",
+          "options": [{"label": "error"}, {"label": "guest login"}]}]  # fmt: skip
+    scripted = {"review": {"1": {"security": [p1()]}}, "fix": {"1": [{"status": "blocker",
+                "questions": q}]}}  # fmt: skip
+    code, result = panel(repo, tmp_path, scripted, "--panel", "security", "--agents", "codex")
+    assert (code, result["reason"]) == (1, "blocker")
+    assert "--answer q1=error" in result["hint"] and "<id>" not in result["hint"]
+    nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert (nxt["action"], nxt["commands"]) == ("arbiter", [])
+    answers = [c["commands"] for c in nxt["choices"] if c["label"].startswith("answer")]
+    assert answers == [
+        [f"kitty review answer WP01 --mission {MISSION} --answer q1=error --agent gemini"],
+        [f"kitty review answer WP01 --mission {MISSION} --answer 'q1=guest login' --agent gemini"],
+    ]
+    done = run(repo, *shlex.split(answers[1][0])[1:],
+               env={"FAKE_PANEL_SCRIPT": str(tmp_path / "panel-script.json")})  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "CONVERGED at round 2" in done.stdout
+    recorded = next((repo / "kitty-specs").glob("*/tasks/WP01-*/review-halt-*.answers.json"))
+    assert json.loads(recorded.read_text())["q1"]["answered_by"] == "gemini"

@@ -713,3 +713,59 @@ def test_spec_kitty_reads_the_log_a_sprint_leaves(
     assert "error" not in result, result
     assert result["lanes"] == lanes_of(repo) == dict.fromkeys(("WP01", "WP02", "WP03"), "done")
     assert kitty(repo, "doctor").code == 0
+
+
+def test_one_agent_cli_is_told_up_front_it_needs_a_second_reviewer(repo: Path, fakes: Path) -> None:
+    """Issue 22.10: `--implementer claude --reviewer claude` implemented, then stopped with
+    "Configured reviewer 'none' failed"; now the dry run and the pre-flight say so."""
+    planned(repo, SIX[:1])
+    dry = sprint(repo, "--implementer", "claude", "--reviewer", "claude", "--dry-run")
+    assert dry.returncode == 0
+    (problem,) = events(dry)[0]["problems"]
+    assert problem.startswith(
+        "no reviewer can review a WP claude implements: a reviewer never reviews its own WP"
+    )
+    assert "--reviewer claude-reviewer" in problem
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "claude")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["message"].startswith("no reviewer can review a WP claude implements")
+    assert "second reviewer identity" in error["hint"]
+    assert lanes_of(repo) == {"WP01": "planned"}  # nothing claimed, nothing run
+    assert calls(fakes) == []
+
+
+def test_the_sprint_names_a_claim_held_by_nobody_it_runs(repo: Path, fakes: Path) -> None:
+    """Issue 22.12: `kitty move WP01 claimed` by mistake; the sprint stalled with no hint."""
+    planned(repo, SIX[:1])
+    ok(repo, "move", "WP01", "claimed", "--agent", "gemini")
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    end = events(done)[-1]
+    assert end["event"] == "end" and not end["ok"]
+    hint = (
+        "WP01 is claimed by gemini, which this sprint does not run (held by nobody it runs): "
+        "gemini finishes it or releases it: kitty move WP01 planned --mission demo-01ABCDEF "
+        '--agent gemini --note "claim released"'
+    )
+    assert hint in end["reason"]
+    ok(repo, "move", "WP01", "planned", "--agent", "gemini", "--note", "claim released")
+    assert lanes_of(repo) == {"WP01": "planned"}
+
+
+def test_the_sprint_takes_over_a_stalled_review(repo: Path, fakes: Path) -> None:
+    """Issue 22.5: a review started by hand and abandoned; the sprint takes it over."""
+    planned(repo, SIX[:1])
+    (repo / ".kittify" / "config.yaml").write_text("review:\n  stall_minutes: 0\n")
+    claimed = ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json")
+    ws = Path(claimed.json()["workspace"])
+    (ws / "impl.txt").write_text("done\n")
+    ok(ws, "safe-commit", "impl.txt", "-m", "feat(WP01): done")
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
+    ok(repo, "agent", "action", "review", "WP01", "--agent", "gemini")
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    seen = events(done)
+    takeover = next(e for e in seen if e["event"] == "takeover")
+    assert (takeover["wp_id"], takeover["agent"]) == ("WP01", "codex")
+    assert "gemini's review was STALLED" in takeover["message"]
+    assert lanes_of(repo)["WP01"] in ("approved", "done"), done.stdout

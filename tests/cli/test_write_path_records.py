@@ -156,6 +156,7 @@ def test_rejection_records_and_cycle_file(repo: Path, tmp_path: Path) -> None:
         "review_ref": REF,
         "self_review": None,
         "to_lane": "planned",
+        "warnings": [],
         "wp_id": "WP01",
     }
     assert len(result["event_ids"]) == 2

@@ -91,10 +91,117 @@ def test_fix_prefers_the_implementer_and_names_the_cycle() -> None:
 
 
 def test_arbiter_at_the_cap() -> None:
-    d = run([wp("WP01")], [rejected("WP01", 3)])
+    d = run([wp("WP01")], [rejected("WP01", 3)], agent="gemini")
     assert (d.action, d.wp_id, d.cycle) == ("arbiter", "WP01", "3/3")
-    assert any("--to approved --force" in c for c in d.commands)
-    assert any("--to blocked --force" in c for c in d.commands)
+    # Issue 22.1: the two decisions are alternatives, never a sequence to run.
+    assert d.commands == []
+    approve, escalate = d.choices
+    assert approve["commands"] == [
+        "kitty agent tasks move-task WP01 --mission m --to approved --force --agent gemini "
+        '--note "Arbiter decision: <why the work is acceptable>"'
+    ]
+    assert approve["fill"] == {
+        "<why the work is acceptable>": "why the work is acceptable as it is (recorded)"
+    }
+    assert escalate["commands"] == [
+        "kitty agent tasks move-task WP01 --mission m --to blocked --force --agent gemini "
+        '--note "Escalated to human: <the disagreement>"'
+    ]
+    assert "<the disagreement>" in escalate["fill"]
+    assert d.to_json()["choices"] == d.choices
+
+
+def test_the_arbiter_is_never_the_implementer() -> None:
+    """Issue 22.4: the implementer waits while another agent or a person decides."""
+    d = run([wp("WP01")], [rejected("WP01", 3, by="claude")], agent="claude")
+    assert d.action == "wait"
+    assert (
+        "WP01 waits for an arbiter decision (you implemented it): another agent or a "
+        in (d.blocked_by[0])
+    )
+    lone = decide.decide(
+        decide.Context(
+            "m",
+            "claude",
+            {"WP01": wp("WP01")},
+            Board(wps={"WP01": rejected("WP01", 3, by="claude")}),
+            {"WP01": "lane-a"},
+            3,
+            agents=("claude",),
+        )
+    )
+    assert lone.action == "blocked" and lone.commands == [
+        "kitty status --mission m",
+        "kitty agent config list",
+    ]
+    approve = lone.choices[0]
+    assert approve["commands"][0].startswith(
+        "kitty agent tasks move-task WP01 --mission m --to approved --force --agent '<arbiter>'"
+    )
+    assert set(approve["fill"]) == {"<arbiter>", "<why the work is acceptable>"}
+
+
+def test_the_cap_counts_rejections_since_the_last_arbiter_decision() -> None:
+    """Issue 22.3: escalated at 3, back to planned: the cap holds again after 3 more."""
+    state = rejected("WP01", 3)
+    state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
+    d = run([wp("WP01")], [state], agent="claude")
+    assert (d.action, d.cycle) == ("fix", "0/3")
+    for more in (4, 5):
+        state = rejected("WP01", more)
+        state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
+        assert run([wp("WP01")], [state], agent="claude").cycle == f"{more - 3}/3"
+    state = rejected("WP01", 6)
+    state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
+    d = run([wp("WP01")], [state], agent="gemini")
+    assert (d.action, d.cycle) == ("arbiter", "3/3")
+
+
+def test_a_silent_review_is_stalled_and_offered_for_takeover() -> None:
+    """Issue 22.5: after the stall limit `next` offers the exact takeover command."""
+    silent = st(
+        "WP01",
+        "in_review",
+        reviewer="codex",
+        implementer="claude",
+        lane_since_us=NOW - 120 * MIN,
+        last_activity_us=NOW - 120 * MIN,
+    )
+    d = run([wp("WP01")], [silent], agent="gemini")
+    assert (d.action, d.wp_id) == ("review", "WP01")
+    assert "STALLED (no activity for 2h00m)" in d.reason
+    assert d.commands == [
+        "kitty agent action review WP01 --mission m --agent gemini --takeover "
+        '--note "codex\'s review was STALLED: no activity for 2h00m"'
+    ]
+    fresh = st("WP01", "in_review", reviewer="codex", implementer="claude")
+    assert run([wp("WP01")], [fresh], agent="gemini").action == "wait"
+    mine = run([wp("WP01")], [silent], agent="claude")
+    assert mine.action == "wait" and "STALLED" in mine.blocked_by[0]
+
+
+def test_blocker_halt_offers_concrete_answers() -> None:
+    """Issue 22.7: every option of every open question is a runnable command."""
+    state = rejected("WP01", 1)
+    state.scalars = {"review_halt": "h.json", "review_halt_reason": "blocker", "review_round": 1}
+    c = decide.Context(
+        "m",
+        "gemini",
+        {"WP01": wp("WP01")},
+        Board(wps={"WP01": state}),
+        {"WP01": "lane-a"},
+        halt_questions={
+            "WP01": [{"id": "q1", "question": "Which user?", "options": ["error", "guest user"]}]
+        },
+    )
+    d = decide.decide(c)
+    assert d.action == "arbiter" and d.commands == []
+    commands = [x["commands"] for x in d.choices]
+    assert commands[:2] == [
+        ["kitty review answer WP01 --mission m --answer q1=error --agent gemini"],
+        ["kitty review answer WP01 --mission m --answer 'q1=guest user' --agent gemini"],
+    ]
+    assert all("<id>" not in c for cs in commands for c in cs)
 
 
 def test_resume_own_work_first() -> None:
@@ -140,7 +247,7 @@ def test_blocked_when_nothing_can_move() -> None:
     d = run(wps, [st("WP01", "blocked", last_reason="needs a human"), st("WP02", "planned")])
     assert d.action == "blocked"
     assert "WP01 is blocked: needs a human" in d.blocked_by
-    assert "kitty move WP01 planned --mission m --agent claude" in d.commands
+    assert d.choices[0]["commands"] == ["kitty move WP01 planned --mission m --agent claude"]
 
 
 def test_accept_merge_done() -> None:
@@ -203,6 +310,7 @@ def test_full_json_of_a_review_decision() -> None:
         "lane": "lane-a",
         "claimed": False,
         "conflicts": [],
+        "choices": [],
     }
     assert d.progress["total"] == 3 and d.progress["approved_or_done"] == 1
 
@@ -243,10 +351,11 @@ def test_fresh_work_breaks_ties_by_number_and_capped_work_is_listed_by_number() 
     queues = decide.work_queues(ctx(wps, states))
     assert queues.fresh == ["WP9", "WP10"]
     assert queues.capped == ["WP11", "WP12"]
-    d = run(wps, [st("WP10", "approved"), st("WP9", "approved"), *states[2:]])
+    d = run(wps, [st("WP10", "approved"), st("WP9", "approved"), *states[2:]], agent="codex")
     assert d.to_json()["action"] == "arbiter" and d.wp_id == "WP11"
     assert d.reason == (
-        "WP11 was rejected 3 times (cap 3): approve with a recorded override or escalate"
+        "WP11 was rejected 3 times (cap 3) and claude cannot decide on its own work: as the "
+        "arbiter, choose to approve with a recorded override or to escalate"
     )
     assert d.lane == "lane-WP11"
 
@@ -303,6 +412,7 @@ def test_wait_and_blocked_are_exact() -> None:
         "lane": None,
         "claimed": False,
         "conflicts": [],
+        "choices": [],
     }
     blocked = run([*wps, wp("WP05")], [st("WP01", "approved"), st("WP02", "blocked"), *states[2:]])
     assert (blocked.action, blocked.reason) == (
@@ -315,12 +425,12 @@ def test_wait_and_blocked_are_exact() -> None:
         "WP04 is blocked",
         "WP05 is not finalized",
     ]
-    assert blocked.commands == [
-        "kitty finalize --mission m",
-        "kitty status --mission m",
-        "kitty move WP02 planned --mission m --agent claude",
-        "kitty move WP03 planned --mission m --agent claude",
-        "kitty move WP04 planned --mission m --agent claude",
+    assert blocked.commands == ["kitty finalize --mission m", "kitty status --mission m"]
+    # Unblocking is a human's decision: alternatives, not steps (issue 22.1).
+    assert [c["commands"] for c in blocked.choices] == [
+        ["kitty move WP02 planned --mission m --agent claude"],
+        ["kitty move WP03 planned --mission m --agent claude"],
+        ["kitty move WP04 planned --mission m --agent claude"],
     ]
 
 
@@ -357,7 +467,8 @@ def test_accept_and_merge_commands() -> None:
         "every work package is done: the mission is merged",
         [],
     )
-    assert run([], []).commands == ["kitty wp add --mission m --title ..."]
+    assert run([], []).commands == []
+    assert run([], []).choices[0]["commands"] == ['kitty wp add --mission m --title "<title>"']
     unfinal = run(wps, [])
     assert unfinal.blocked_by == ["WP01 has no state yet"]
 
@@ -365,8 +476,9 @@ def test_accept_and_merge_commands() -> None:
 def test_capped_work_you_hold_goes_to_the_arbiter_not_back_to_you() -> None:
     held = rejected("WP01", 3, lane="in_progress")
     held.agent = "claude"
-    d = run([wp("WP01")], [held])
+    d = run([wp("WP01")], [held], agent="gemini")
     assert (d.action, d.wp_id, d.cycle) == ("arbiter", "WP01", "3/3")
+    assert run([wp("WP01")], [held]).action == "wait"  # claude implemented it
 
 
 def test_fallback_names_when_the_log_lacks_them() -> None:
@@ -425,14 +537,13 @@ def test_accept_first_asks_to_mark_subtasks_a_rejection_reset() -> None:
     d = run(wps, states)
     assert (d.action, d.reason) == (
         "accept",
-        "every work package is approved, but subtasks of WP01, WP04 are not done "
-        "(reset by a rejection): mark them done, then accept",
+        "every work package is approved: accept the mission; subtasks of WP01, WP04 are not "
+        "marked done (reset by a rejection, then approved without re-implementation): "
+        "`kitty accept` records them done as actor accept, naming the approval, in the "
+        "acceptance record",
     )
-    assert d.commands == [
-        "kitty agent tasks mark-status T2 --wp WP01 --mission m --agent claude --status done",
-        "kitty agent tasks mark-status T5 --wp WP04 --mission m --agent claude --status done",
-        "kitty accept --mission m",
-    ]
+    # Issue 22.8: never a bulk re-mark in the asking agent's name.
+    assert d.commands == ["kitty accept --mission m"]
     assert d.blocked_by == ["WP01 subtasks not done: T2", "WP04 subtasks not done: T5"]
     board = ctx(wps, states).board
     assert (
@@ -494,3 +605,16 @@ def test_queues_keep_rejected_work_out_of_fresh_and_sort_by_number() -> None:
     assert queues.fixes == ["WP9", "WP10"]
     assert queues.fresh == ["setup", "WP1"]
     assert queues.capped == ["WP3", "WP20"]
+
+
+def test_a_fix_names_the_subtasks_the_rejection_reset() -> None:
+    """Issue 22.8: the fixer meets the reset in `next`, not as a refusal at for_review."""
+    spec = decide.WorkPackage("WP01", "WP01", (), ("T1", "T2"), (), "t/WP01.md", "WP01")
+    state = rejected("WP01", 1)
+    state.subtasks = {"T1": "planned", "T2": "planned"}
+    d = run([spec], [state])
+    assert (d.action, d.wp_id) == ("fix", "WP01")
+    assert d.reason.endswith(
+        "; the rejection reset subtasks T1, T2: mark them done again (mark-status) before "
+        "moving it to for_review"
+    )

@@ -641,13 +641,19 @@ def test_replay_counts_cycles_records_arbiters_and_reclaims() -> None:
         "at": t.format(14),
         "to_lane": "blocked",
         "by": "lead",
+        "cycles": 2,  # the rejections when it was decided: the cap restarts there
     }
     final = at(15)
     assert [(r.reviewer, r.cycle) for r in final.reviews] == [
         ("codex", 1),
         ("gemini", 2),
     ]  # 7 is no name
-    assert final.arbiter == {"decision": "approve", "at": t.format(15), "to_lane": "approved"}
+    assert final.arbiter == {
+        "decision": "approve",
+        "at": t.format(15),
+        "to_lane": "approved",
+        "cycles": 2,
+    }
     assert final.reclaim == {"from": "m1", "at": t.format(15)}
     assert final.conflicts == [] and final.lane == "approved"
 

@@ -97,12 +97,37 @@ def test_approval_needs_a_reviewer_identity_even_when_forced() -> None:
 # -- notes and feedback ----------------------------------------------------------
 
 
-def test_approving_straight_from_in_progress_needs_review_evidence() -> None:
-    err = refused(at("in_progress"), MoveRequest("approved", "codex"))
-    assert err.message == "approving WP01 straight from in_progress needs review evidence"
-    assert err.hint == "pass --note describing the review that was done"
-    check = check_move("WP01", at("in_progress"), [], MoveRequest("approved", "codex", note="ok"))
-    assert (check.to_lane, check.verdict) == ("approved", "approved")
+def test_approving_straight_from_in_progress_needs_a_recorded_review_or_force() -> None:
+    """Issue 22.2: a note alone is no review (Spec Kitty 3.2.7's InProgressState requires
+    review evidence with reviewer, reference and verdict, or force)."""
+    for note in (None, "Review passed"):
+        err = refused(at("in_progress"), MoveRequest("approved", "codex", note=note))
+        assert err.message == (
+            "approving WP01 straight from in_progress records no review: nobody reviewed it"
+        )
+        assert err.hint == (
+            "move it to for_review for a review; or record the review you did with "
+            '--review-feedback-file FILE; or --force --note "why" (counted)'
+        )
+    reviewed = check_move(
+        "WP01", at("in_progress"), [], MoveRequest("approved", "codex", has_feedback=True)
+    )
+    assert (reviewed.to_lane, reviewed.verdict) == ("approved", "approved")
+    forced = check_move(
+        "WP01", at("in_progress"), [], MoveRequest("approved", "codex", force=True, note="ok")
+    )
+    assert forced.to_lane == "approved"
+
+
+def test_the_holder_releases_its_own_claim() -> None:
+    """Issue 22.12: claimed -> planned by its holder, recorded (as a forced edge, which is
+    how Spec Kitty's table, without that edge, reads it)."""
+    check = check_move("WP01", at("claimed"), [], MoveRequest("planned", "claude"))
+    assert (check.from_lane, check.to_lane, check.release) == ("claimed", "planned", True)
+    with pytest.raises(InvalidTransition):  # anyone else: not an edge without --force
+        check_move("WP01", at("claimed"), [], MoveRequest("planned", "codex"))
+    with pytest.raises(InvalidTransition):
+        check_move("WP01", at("claimed", implementer=None), [], MoveRequest("planned", None))
 
 
 @pytest.mark.parametrize("to_lane", [lanes.BLOCKED, lanes.CANCELED])
@@ -198,7 +223,10 @@ def test_cycle_cap_refuses_every_step_towards_review(lane: str, to_lane: str) ->
     assert err.message == (
         "WP01 was rejected 3 times (review.max_cycles is 3): it needs an arbiter decision"
     )
-    assert err.hint == "decide with one of: " + " | ".join(arbiter_commands("WP01", "m"))
+    assert err.hint == (
+        "an agent other than its implementer (or a person) decides with one of: "
+        + " | ".join(arbiter_commands("WP01", "m", "claude"))
+    )
     # one rejection fewer, or a larger cap, and the same move is allowed
     below = check_move("WP01", rejected(2, lane=lane), [], MoveRequest(to_lane, "claude"))
     larger = check_move("WP01", st, [], MoveRequest(to_lane, "claude"), Policy(max_cycles=4))
@@ -219,14 +247,22 @@ def test_cycle_cap_ends_with_an_approval_or_an_arbiter_decision() -> None:
     assert not at_cycle_cap(no_records, 3)
 
 
+def test_the_cap_restarts_at_each_arbiter_decision() -> None:
+    """Issue 22.3: an escalation at 3 rejections, then 3 more: the cap holds again."""
+    for total, capped in ((3, False), (5, False), (6, True), (7, True)):
+        st = rejected(total, arbiter={"decision": "escalate", "cycles": 3})
+        assert at_cycle_cap(st, 3) is capped, total
+
+
 def test_arbiter_commands_are_exact() -> None:
-    approve, escalate = arbiter_commands("WP04", "shop")
+    approve, escalate = arbiter_commands("WP04", "shop", "lead")
+    # Issue 22.4: a command that records a decision names its actor.
     assert approve == (
-        "kitty agent tasks move-task WP04 --mission shop --to approved --force "
+        "kitty agent tasks move-task WP04 --mission shop --to approved --force --agent lead "
         '--note "Arbiter decision: <why the work is acceptable>"'
     )
     assert escalate == (
-        "kitty agent tasks move-task WP04 --mission shop --to blocked --force "
+        "kitty agent tasks move-task WP04 --mission shop --to blocked --force --agent lead "
         '--note "Escalated to human: <the disagreement>"'
     )
 

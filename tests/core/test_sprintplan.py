@@ -73,7 +73,17 @@ def test_never_the_implementer_reviews_and_a_fresh_reviewer_first() -> None:
     step, _ = sprintplan.choose(
         queues(reviews=["WP01"]), {"WP01": "codex"}, {}, ["codex"], ["codex"], 0
     )
-    assert step == Step(HALT, "WP01", REVIEW, "none", "every configured reviewer implemented it")
+    # Issue 22.10: the halt names the configured reviewer, and its options run.
+    assert step == Step(HALT, "WP01", REVIEW, "codex", "every configured reviewer implemented it")
+    message = sprintplan.halt_message(
+        "m", "WP01", "codex", "every configured reviewer implemented it", "codex", ["codex"],
+        ["codex", "claude"],
+    )  # fmt: skip
+    assert message.startswith("ERROR: Configured reviewer 'codex' failed")
+    assert "--reviewer codex" not in message  # retrying the implementer fails again
+    assert "kitty sprint --mission m --implementer codex --reviewer claude" in message
+    assert sprintplan.no_second_reviewer(["codex"], ["codex"]) is not None
+    assert sprintplan.no_second_reviewer(["codex", "claude"], ["codex", "claude"]) is None
 
 
 def test_a_fix_by_an_implementer_no_longer_in_the_sprint_goes_round_robin() -> None:
@@ -99,7 +109,10 @@ def test_the_arbiter_follows_its_policy_but_a_panel_question_goes_to_a_human() -
     assert escalate.to_lane == "blocked" and escalate.text.startswith("Escalated to human")
     question = sprintplan.arbiter("m", "WP01", "approve", 3, "blocker", 2, "which API?")
     assert question.to_lane is None
-    assert question.text.endswith("kitty review answer WP01 --mission m --answer <id>=<label>")
+    assert question.text.endswith(  # runs as printed (issue 22.7): it lists the questions
+        "kitty review answer WP01 --mission m    # shows the open questions; "
+        "answer with --answer ID=LABEL"
+    )
     soft = sprintplan.arbiter("m", "WP01", "escalate", 3, "soft_warn", 2, "style")
     assert soft.to_lane is None and soft.text.endswith("--continue")
     # any other halt reason (the cycle cap itself) follows the policy

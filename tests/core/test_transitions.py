@@ -30,7 +30,10 @@ def satisfying_request(from_lane: str, to_lane: str) -> MoveRequest:
         to_lane=to_lane,
         actor="codex",
         note="evidence",
-        has_feedback=from_lane == lanes.IN_REVIEW and to_lane in (lanes.PLANNED, lanes.IN_PROGRESS),
+        has_feedback=(
+            from_lane == lanes.IN_REVIEW and to_lane in (lanes.PLANNED, lanes.IN_PROGRESS)
+        )
+        or (from_lane, to_lane) == (lanes.IN_PROGRESS, lanes.APPROVED),  # a recorded review
         merged=True,
     )
 

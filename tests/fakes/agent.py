@@ -5,7 +5,7 @@ the prompt like a well-behaved agent, or misbehaves when asked to:
 FAKE_<NAME>_MODE = ok | fail | noop | hang | slow, FAKE_<NAME>_REJECT = WP02,...
 
 Review panels (`kitty review run`): $FAKE_PANEL_SCRIPT names a JSON file scripting
-each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage"}},
+each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage" | "edit"}},
 "challenge": {"<round>": [verdicts]}, "fix": {"<round>": [return payload per attempt]}}.
 A reviewer with nothing scripted finds nothing; a fix with nothing scripted is done.
 A fix payload with "status": "blocker" makes no edits (unless it says "edit": true).
@@ -162,6 +162,12 @@ def panel(prompt: str) -> bool:
         plan = script().get("review", {}).get(round_no, {}).get(persona, [])
         if plan == "fail":
             sys.exit(4)
+        if plan == "edit":  # a reviewer that commits into the lane and finds nothing
+            workspace = str(field(prompt, "Workspace"))
+            Path(workspace, "reviewer_edit.txt").write_text("edited by a reviewer\n")
+            subprocess.run(["git", "add", "reviewer_edit.txt"], cwd=workspace, check=True)
+            subprocess.run(["git", "commit", "-qm", "reviewer edit"], cwd=workspace, check=True)
+            plan = []
         text = (
             "{not json"
             if plan == "garbage"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters.files import atomic_write, read_text
+from kitty.core.limits import DEFAULT_MAX_TEXT_BYTES, TEXT_KEY
 from kitty.errors import SpecError
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
@@ -24,6 +25,7 @@ class Config:
     block_at: str = "P2"
     identity: str | None = None
     max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES
+    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -111,6 +113,14 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             "review.max_feedback_bytes must be a whole number of bytes ≥ 1",
             "for example: review: {max_feedback_bytes: 1048576}",
         )
+    max_text = _section(raw, "limits", display).get("max_text_bytes", DEFAULT_MAX_TEXT_BYTES)
+    if not isinstance(max_text, int) or isinstance(max_text, bool) or max_text < 1:
+        raise SpecError(
+            display,
+            None,
+            f"{TEXT_KEY} must be a whole number of bytes ≥ 1",
+            f"for example: limits: {{max_text_bytes: {DEFAULT_MAX_TEXT_BYTES}}}",
+        )
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, str):
         raise SpecError(
@@ -123,6 +133,7 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         block_at=block_at,
         identity=str(identity) if identity else None,
         max_feedback_bytes=max_feedback,
+        max_text_bytes=max_text,
         raw=raw,
     )
 

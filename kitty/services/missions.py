@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json, read_text
 from kitty.core.clock import format_at, ulid
+from kitty.core.limits import check_text
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
@@ -91,6 +93,8 @@ def create_mission(
             f"mission name {name!r} has no letters or digits",
             "for example: kitty mission create checkout-flow",
         )
+    if title is not None:
+        check_text(title, "--title", config_adapter.load(project.config_path).max_text_bytes)
     if target_branch is not None:
         check_target_branch(project, target_branch)
     now = eventlog.now_us()
@@ -156,6 +160,7 @@ def add_wp(
     if subtask_count < 0:
         raise UsageError("--subtasks must be 0 or more", "for example --subtasks 3")
     title = title.strip()
+    check_text(title, "--title", mission.config.max_text_bytes)
     try:
         title.encode("utf-8")
     except UnicodeEncodeError:

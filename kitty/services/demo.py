@@ -95,6 +95,8 @@ def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
     _git(repo, "config", "user.email", "demo@kitty.invalid")
     _git(repo, "config", "user.name", "kitty demo")
     (repo / "README.md").write_text("# Bookshop\n\nA sample project for the kitty demo.\n")
+    _git(repo, "add", "README.md")
+    _git(repo, "commit", "-q", "-m", "Bookshop")  # missions need a commit to branch from
     init_project(repo, list(SIM_AGENTS))
     _add_sim_commands(repo)
     slug = create_mission(repo, "bookshop", "Bookshop checkout", "main")["mission"]

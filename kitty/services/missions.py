@@ -64,7 +64,8 @@ def list_view(cwd: Path) -> dict[str, Any]:
 
 def check_target_branch(project: layout.Project, branch: str) -> None:
     """Refuse a target branch that `kitty merge` could not merge into: an invalid name, or
-    no local branch of that name (the current branch counts even before its first commit)."""
+    no local branch of that name (the current branch before its first commit is named
+    apart, with the command that gives it one)."""
     from kitty.adapters.gitcli import GitCli
 
     git = GitCli(project.root)
@@ -73,9 +74,9 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
             f"--target-branch {branch}: not a valid branch name",
             "name an existing branch; `git branch` lists them",
         )
-    if branch != layout.current_branch(project) and not git.ok(
-        "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"
-    ):
+    if branch == layout.current_branch(project):
+        return
+    if not git.ok("show-ref", "--verify", "--quiet", f"refs/heads/{branch}"):
         raise UsageError(
             f"--target-branch {branch}: no branch of that name in this repository",
             f"create it first (`git branch {branch}`), or name an existing branch "
@@ -83,8 +84,28 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
         )
 
 
+def check_born(project: layout.Project, commit: bool) -> None:
+    """The checked-out branch must have a commit (lane worktrees branch from it): make an
+    empty one when `commit`, else refuse, printing the command that makes it."""
+    from kitty.services.project import INITIAL_COMMIT, initial_commit, unborn_branch
+
+    if commit:
+        initial_commit(project)
+        return
+    branch = unborn_branch(project)
+    if branch is not None:
+        raise EnvironmentProblem(
+            f"branch {branch} has no commit yet: a mission's lane worktrees branch from it",
+            f"run `{INITIAL_COMMIT}` (or pass --initial-commit), then run this again",
+        )
+
+
 def create_mission(
-    cwd: Path, name: str, title: str | None, target_branch: str | None
+    cwd: Path,
+    name: str,
+    title: str | None,
+    target_branch: str | None,
+    initial_commit: bool = False,
 ) -> dict[str, Any]:
     project = layout.find_project(cwd)
     base = kebab(name)
@@ -97,6 +118,8 @@ def create_mission(
         check_text(title, "--title", config_adapter.load(project.config_path).max_text_bytes)
     if target_branch is not None:
         check_target_branch(project, target_branch)
+    if target_branch is None or target_branch == layout.current_branch(project):
+        check_born(project, initial_commit)
     now = eventlog.now_us()
     mission_id = ulid(now // 1000, eventlog.random_bytes())
     slug = f"{base}-{mission_id[:8]}"

@@ -100,7 +100,9 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     if repaired is not None:
         opened = open_mission(ctx, opened.slug)
     result = diagnose(opened)
-    result["warnings"] = path_warnings() + trust_warnings(opened)
+    from kitty.services.uncommitted import uncommitted_warning
+
+    result["warnings"] = path_warnings() + trust_warnings(opened) + uncommitted_warning(opened)
     warn(result["warnings"])
     lines = []
     if repaired is not None:

@@ -9,6 +9,7 @@ multiples of it.
 
     python benchmarks/bench.py --kitty .bench-venv/bin/kitty          # everything
     python benchmarks/bench.py --kitty .bench-venv/bin/kitty --quick  # skip 10k
+    python benchmarks/bench.py --smoke  # tiny sizes, one run, seconds (run by the test suite)
 
 Wall times are medians of --runs runs (3 at 10k); peak RSS is the command's
 ru_maxrss, measured through a small launcher (see LAUNCHER). `make bench` builds
@@ -353,7 +354,9 @@ subprocess.run([kitty, "agent", "tasks", "move-task", wp, "--to", to, "--mission
 """
 
 
-def bench_sprint(kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: int = 16) -> None:
+def bench_sprint(
+    kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: int = 16, seconds: float = 2.0
+) -> None:
     root = tmp / "sprint"
     init_repo(root)
     kitty_mission(root, wps, deps=False)
@@ -366,7 +369,6 @@ def bench_sprint(kitty: str, tmp: Path, table: Table, parallel: int = 4, wps: in
         path = bindir / name
         path.write_text(AGENT.format(python=sys.executable))
         path.chmod(0o755)
-    seconds = 2.0
     env = dict(
         ENV,
         PATH=f"{bindir}:{os.environ['PATH']}",
@@ -459,6 +461,9 @@ def main() -> None:
     parser.add_argument("--big-runs", type=int, default=3, help="runs at 10,000 WPs")
     parser.add_argument("--quick", action="store_true", help="skip the 10,000-WP missions")
     parser.add_argument(
+        "--smoke", action="store_true", help="tiny missions, one run: does every row still work?"
+    )
+    parser.add_argument(
         "--only", nargs="+", default=None, help="sk99 k1000 k10000 sk10000 claims sprint"
     )
     args = parser.parse_args()
@@ -466,26 +471,32 @@ def main() -> None:
         raise SystemExit("no kitty executable: pass --kitty PATH")
     kitty = str(Path(args.kitty).resolve())
     wanted = set(args.only or ["sk99", "k1000", "k10000", "sk10000", "claims", "sprint"])
-    if args.quick:
+    if args.quick or args.smoke:
         wanted -= {"k10000", "sk10000"}
+    # --smoke: every row at a tiny size (sk99 and k1000 become 9 and 20 WPs)
+    small, mid = (9, 20) if args.smoke else (99, 1000)
+    if args.smoke:
+        args.runs = args.big_runs = 1
     table = Table()
     with tempfile.TemporaryDirectory(prefix="kitty-bench-") as name:
         tmp = Path(name)
         python = interpreter(kitty)
-        bare = median_run([python, "-c", "pass"], max(args.runs, 11), tmp)
+        bare = median_run([python, "-c", "pass"], 1 if args.smoke else max(args.runs, 11), tmp)
         base = bare.ms
         table.add("python -c pass (baseline)", "-", base, "ms", None, cpu_ms=bare.cpu_ms)
         if os.path.abspath(python) != os.path.abspath(sys.executable):
-            own = median_run([sys.executable, "-c", "pass"], max(args.runs, 11), tmp)
+            own = median_run(
+                [sys.executable, "-c", "pass"], 1 if args.smoke else max(args.runs, 11), tmp
+            )
             note = "this script's interpreter, for comparison; not the baseline"
             table.add("python -c pass", "-", own.ms, "ms", None, note=note, cpu_ms=own.cpu_ms)
         helps = median_run([kitty, "--help"], args.runs, tmp)
         table.add("kitty --help", "-", helps.ms, "ms", None, cpu_ms=helps.cpu_ms)
         if "sk99" in wanted:
-            bench_spec_kitty(kitty, tmp, 99, args.runs, base, table)
+            bench_spec_kitty(kitty, tmp, small, args.runs, base, table)
         fin: dict[int, float] = {}
         if "k1000" in wanted:
-            fin[1000] = bench_kitty(kitty, tmp, 1000, args.runs, table)
+            fin[1000] = bench_kitty(kitty, tmp, mid, args.runs, table)
         if "k10000" in wanted:
             fin[10000] = bench_kitty(kitty, tmp, 10_000, args.big_runs, table)
         if len(fin) == 2:
@@ -494,9 +505,9 @@ def main() -> None:
         if "sk10000" in wanted:
             bench_spec_kitty(kitty, tmp, 10_000, args.big_runs, base, table)
         if "claims" in wanted:
-            bench_claims(kitty, tmp, table)
+            bench_claims(kitty, tmp, table, *((2, 6) if args.smoke else ()))
         if "sprint" in wanted:
-            bench_sprint(kitty, tmp, table)
+            bench_sprint(kitty, tmp, table, *((2, 2, 0.2) if args.smoke else ()))
     print(f"\nkitty: {kitty}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}\n")
     table.print()
 

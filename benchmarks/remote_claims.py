@@ -11,6 +11,7 @@ bare repository, clones it three times (the "machines") and times the installed
   is WPs / wall time, and the run checks that no WP was claimed twice.
 
     python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty --wps 60
+    python benchmarks/remote_claims.py --smoke    # tiny sizes, seconds (run by the test suite)
 
 Benchmark an installed (non-editable) copy: `make bench` builds one.
 """
@@ -136,7 +137,12 @@ def main() -> None:
     parser.add_argument("--kitty", default="kitty", help="the kitty executable to time")
     parser.add_argument("--wps", type=int, default=60, help="WPs in the mission")
     parser.add_argument("--claims", type=int, default=15, help="claims per latency row")
+    parser.add_argument(
+        "--smoke", action="store_true", help="3 WPs, 1 claim per row: does it work?"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.wps, args.claims = 3, 1
     with tempfile.TemporaryDirectory(prefix="kitty-remote-bench-") as name:
         tmp = Path(name)
         bare = make_remote(tmp, args.kitty, args.wps)

@@ -8,6 +8,7 @@ Markdown table. The browser side (first paint, update latency in Chromium) is
 measured by tests/browser and written to build/browser/figures.json.
 
     python benchmarks/web_board.py --sizes 100 1000
+    python benchmarks/web_board.py --smoke    # tiny sizes, seconds (run by the test suite)
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench import add_history, generate
+from missions import add_history, init_repo, kitty_mission
+
+
+def generate(root: Path, n: int) -> str:
+    """A repository with a kitty-written mission of `n` WPs (not finalized); its slug."""
+    init_repo(root)
+    return kitty_mission(root, n)
 
 
 def measure(n: int, runs: int, kitty: str) -> dict[str, float]:
@@ -83,7 +90,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--kitty", default=str(Path(sys.executable).with_name("kitty")))
+    parser.add_argument("--smoke", action="store_true", help="5 WPs, one run: does it work?")
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.runs = [5], 1
     print(
         "| WPs | first build + page (ms) | rebuild after a move (ms) "
         "| `board --html` (ms) | page (KiB) |"

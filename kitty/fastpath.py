@@ -140,6 +140,10 @@ def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
             view = status_view(mission, now_us())
             text = "" if as_json else board_text(view, terminal_width(), use_colour())
             warnings: list[str] = view["warnings"]
+            if not as_json:
+                from kitty.services.uncommitted import uncommitted_warning
+
+                warnings = warnings + uncommitted_warning(mission)
         else:
             from kitty.core.render import next_text
             from kitty.services.schedule import next_step

@@ -31,3 +31,31 @@ def test_demo_sprint_rejects_once_then_merges(tmp_path: Path) -> None:
         ["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, check=True
     ).stdout
     assert "Merge mission bookshop-" in log and "feat(WP03): Pricing rules" in log
+
+
+def test_the_try_line_runs_as_printed_in_a_new_shell(tmp_path: Path) -> None:
+    """`make demo` runs .venv/bin/kitty, which a new shell does not find on PATH: the
+    printed `try:` line names this kitty by its full path, so it works as printed."""
+    import os
+
+    bare = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    bare["PATH"] = "/usr/bin:/bin"  # a new shell: no .venv/bin on it
+    done = subprocess.run(
+        [sys.executable, "-m", "kitty", "demo", "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=bare,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("try: ")]
+    shell = subprocess.run(
+        ["sh", "-c", line.removeprefix("try: ")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=bare,
+        cwd=tmp_path,
+    )
+    assert shell.returncode == 0, line + "\n" + shell.stdout[-2000:] + shell.stderr
+    assert "WP03" in shell.stdout

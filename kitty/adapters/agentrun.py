@@ -44,6 +44,11 @@ class AgentRun:
             )
         except OSError as exc:
             self.error = f"could not start {invocation.argv[0]}: {exc.strerror or exc}"
+            if invocation.cwd and not os.path.isdir(invocation.cwd):  # not the program's fault
+                self.error = (
+                    f"could not start {invocation.argv[0]}: its working directory "
+                    f"{invocation.cwd} does not exist"
+                )
             log.write(f"# {self.error}\n")
             return
         if invocation.stdin is not None and self._proc.stdin is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters.files import atomic_write, read_text
+from kitty.core.limits import DEFAULT_MAX_TEXT_BYTES, TEXT_KEY
 from kitty.errors import SpecError
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
@@ -26,6 +27,7 @@ class Config:
     max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES
     #: review.stall_minutes: a review silent this long is STALLED (`next` offers a takeover).
     stall_minutes: float = 30
+    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
@@ -121,6 +123,14 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
             "review.stall_minutes must be a number of minutes ≥ 0",
             "for example: review: {stall_minutes: 30}",
         )
+    max_text = _section(raw, "limits", display).get("max_text_bytes", DEFAULT_MAX_TEXT_BYTES)
+    if not isinstance(max_text, int) or isinstance(max_text, bool) or max_text < 1:
+        raise SpecError(
+            display,
+            None,
+            f"{TEXT_KEY} must be a whole number of bytes ≥ 1",
+            f"for example: limits: {{max_text_bytes: {DEFAULT_MAX_TEXT_BYTES}}}",
+        )
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, str):
         raise SpecError(
@@ -134,6 +144,7 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         identity=str(identity) if identity else None,
         max_feedback_bytes=max_feedback,
         stall_minutes=stall,
+        max_text_bytes=max_text,
         raw=raw,
     )
 

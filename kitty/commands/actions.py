@@ -117,13 +117,20 @@ def review(
 @click.command("safe-commit")
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @click.option("-m", "--message", required=True, help="Commit message.")
+@click.option(
+    "--force", is_flag=True, help="Commit here files a WP owns whose lane worktree exists."
+)
 @json_option
 @click.pass_context
-def safe_commit(ctx: click.Context, paths: tuple[str, ...], message: str, as_json: bool) -> int:
+def safe_commit(
+    ctx: click.Context, paths: tuple[str, ...], message: str, force: bool, as_json: bool
+) -> int:
     """Commit exactly the listed paths of the current worktree, nothing else.
 
-    Refuses paths outside the worktree, under .worktrees/, or unchanged. Other
-    staged changes stay staged and uncommitted.
+    Refuses paths outside the worktree, under .worktrees/, or unchanged, and
+    (without --force) files a WP owns whose lane worktree exists elsewhere:
+    those belong on the lane branch. Other staged changes stay staged and
+    uncommitted.
 
     \b
     Example:
@@ -131,7 +138,7 @@ def safe_commit(ctx: click.Context, paths: tuple[str, ...], message: str, as_jso
     """
     from kitty.services.commit import safe_commit as run_commit
 
-    result = run_commit(cwd(ctx), list(paths), message)
+    result = run_commit(cwd(ctx), list(paths), message, force)
     emit(
         result,
         f"committed {result['commit'][:10]} on {result['branch']}: " + ", ".join(result["paths"]),

@@ -36,7 +36,7 @@ def demo(parent: str | None, parallel: int, as_json: bool) -> int:
     from kitty.commands.sprint import SprintView
     from kitty.core.render import board_text
     from kitty.services.board import status_view
-    from kitty.services.demo import REJECT_ONCE, SIM_AGENTS, create_sample_repo
+    from kitty.services.demo import REJECT_ONCE, SIM_AGENTS, create_sample_repo, try_line
     from kitty.services.sprint import Options, Sprint
     from kitty.services.workspace import Mission
 
@@ -55,10 +55,7 @@ def demo(parent: str | None, parallel: int, as_json: bool) -> int:
         click.echo(
             "\n" + board_text(status_view(Mission.open(repo, slug)), terminal_width(), use_colour())
         )
-        click.echo(
-            f"repository: {repo}\ntry: cd {repo} && git log --oneline --graph && "
-            "kitty status && kitty review show WP03"
-        )
+        click.echo(f"repository: {repo}\n{try_line(repo)}")
     return 0 if result.get("ok") else 1
 
 

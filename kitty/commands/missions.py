@@ -23,10 +23,20 @@ def mission() -> None:
     metavar="BRANCH",
     help="Branch the mission merges into (default: the current branch).",
 )
+@click.option(
+    "--initial-commit",
+    is_flag=True,
+    help="In a new repository, give the branch its first (empty) commit.",
+)
 @json_option
 @click.pass_context
 def mission_create(
-    ctx: click.Context, name: str, title: str | None, target_branch: str | None, as_json: bool
+    ctx: click.Context,
+    name: str,
+    title: str | None,
+    target_branch: str | None,
+    initial_commit: bool,
+    as_json: bool,
 ) -> int:
     """Create kitty-specs/<name>-<id8>/ with meta.json and tasks/.
 
@@ -36,7 +46,7 @@ def mission_create(
     """
     from kitty.services.missions import create_mission
 
-    result = create_mission(cwd(ctx), name, title, target_branch)
+    result = create_mission(cwd(ctx), name, title, target_branch, initial_commit)
     slug = result["mission"]
     emit(
         result,

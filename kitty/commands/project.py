@@ -13,9 +13,20 @@ from kitty.output import emit
 @click.option(
     "--no-agent-files", is_flag=True, help="Leave AGENTS.md, CLAUDE.md and GEMINI.md alone."
 )
+@click.option(
+    "--initial-commit",
+    is_flag=True,
+    help="In a new repository, give the branch its first (empty) commit.",
+)
 @json_option
 @click.pass_context
-def init(ctx: click.Context, agents: str | None, no_agent_files: bool, as_json: bool) -> int:
+def init(
+    ctx: click.Context,
+    agents: str | None,
+    no_agent_files: bool,
+    initial_commit: bool,
+    as_json: bool,
+) -> int:
     """Make this git repository a kitty project (safe to run again).
 
     Writes .kittify/config.yaml (keeping keys already there), a .gitattributes
@@ -29,16 +40,26 @@ def init(ctx: click.Context, agents: str | None, no_agent_files: bool, as_json: 
     Example:
       kitty init --agents claude,codex
     """
-    from kitty.services.project import init_project
+    from kitty.services.project import INITIAL_COMMIT, init_project
 
     result = init_project(
-        cwd(ctx), split_csv(agents) if agents is not None else None, not no_agent_files
+        cwd(ctx),
+        split_csv(agents) if agents is not None else None,
+        not no_agent_files,
+        initial_commit,
     )
     changed = ", ".join(result["changed"]) or "nothing (already initialized)"
+    unborn = result["unborn_branch"]
     emit(
         result,
         f"kitty project at {result['root']}\nchanged: {changed}\n"
-        f"agents: {', '.join(result['agents']) or '(none)'}",
+        f"agents: {', '.join(result['agents']) or '(none)'}"
+        + (
+            f"\nnote: branch {unborn} has no commit yet, and missions need one; run "
+            f"`{INITIAL_COMMIT}` (or `kitty init --initial-commit`)"
+            if unborn
+            else ""
+        ),
         as_json,
     )
     return 0
@@ -81,7 +102,9 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     if repaired is not None:
         opened = open_mission(ctx, opened.slug)
     result = diagnose(opened)
-    result["warnings"] = path_warnings() + trust_warnings(opened)
+    from kitty.services.uncommitted import uncommitted_warning
+
+    result["warnings"] = path_warnings() + trust_warnings(opened) + uncommitted_warning(opened)
     warn(result["warnings"])
     lines = []
     if repaired is not None:

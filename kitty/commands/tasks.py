@@ -37,8 +37,14 @@ def status(
     from kitty.core.render import MAX_CARDS, board_text, list_text
     from kitty.services.board import status_view
 
-    view = status_view(open_mission(ctx, mission), now_us())
-    warn(view["warnings"])
+    opened = open_mission(ctx, mission)
+    view = status_view(opened, now_us())
+    warnings = view["warnings"]
+    if not as_json:  # for people; agents' --json reads pay for no git process
+        from kitty.services.uncommitted import uncommitted_warning
+
+        warnings = warnings + uncommitted_warning(opened)
+    warn(warnings)
     if as_json:
         text = ""
     elif as_list:

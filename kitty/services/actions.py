@@ -371,6 +371,28 @@ def _reviewer_gone(st: WPState) -> str | None:
     return None
 
 
+def _review_workspace(mission: Mission, wp_id: str) -> LaneWorkspace | None:
+    """Create the WP's lane worktree when it does not exist (a WP moved to for_review with
+    plain `kitty move` never had one), so the reviewer starts where the work is. Returns
+    it when this call created it; a failure names the worktree and git's reason."""
+    from kitty.errors import KittyError
+
+    ws = existing_workspace(mission, wp_id)
+    if ws.lane_id is None or ws.path.is_dir():
+        return None
+    try:
+        made = ensure_lane_workspace(mission, wp_id)
+    except KittyError as exc:
+        named = KittyError(
+            f"{wp_id}'s lane worktree {mission.project.rel(ws.path)} does not exist and "
+            f"could not be created: {exc.message}",
+            exc.hint,
+        )
+        named.code, named.exit_code = exc.code, exc.exit_code
+        raise named from None
+    return made if made.created else None
+
+
 def review(
     mission: Mission,
     wp_text: str | None,
@@ -456,7 +478,13 @@ def review(
             mission.annotation(wp_id, actor, delta),
         ]
 
-    mission.record(build)
+    made = _review_workspace(mission, wp_id)  # before the claim: a failure claims nothing
+    try:
+        mission.record(build)
+    except BaseException:
+        if made is not None:
+            discard(mission, made)
+        raise
     st = mission.board.wps[wp_id]
     ws = existing_workspace(mission, wp_id)
     base = st.scalars.get("base_commit")

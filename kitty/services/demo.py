@@ -56,6 +56,34 @@ SIM_AGENTS = ("sim-coder", "sim-reviewer")
 REJECT_ONCE = "WP03"
 
 
+def kitty_command() -> str:
+    """How a new shell runs this kitty: `kitty` when PATH already finds this installation,
+    else its script's full path (`make demo` runs .venv/bin/kitty, rarely on PATH), else
+    this interpreter with `-m kitty`; quoted for the shell."""
+    import shlex
+    import sys
+
+    from kitty.adapters.install import COMMAND, own_bin_dir, path_warnings
+
+    here = own_bin_dir()
+    if here is not None and not path_warnings():
+        return COMMAND
+    if here is not None:
+        return shlex.quote(str(here / COMMAND))
+    return f"{shlex.quote(sys.executable)} -m kitty"
+
+
+def try_line(repo: Path) -> str:
+    """The demo's last line: commands to look around, which run as printed in a new shell."""
+    import shlex
+
+    kitty = kitty_command()
+    return (
+        f"try: cd {shlex.quote(str(repo))} && git log --oneline --graph && "
+        f"{kitty} status && {kitty} review show WP03"
+    )
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
@@ -67,6 +95,8 @@ def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
     _git(repo, "config", "user.email", "demo@kitty.invalid")
     _git(repo, "config", "user.name", "kitty demo")
     (repo / "README.md").write_text("# Bookshop\n\nA sample project for the kitty demo.\n")
+    _git(repo, "add", "README.md")
+    _git(repo, "commit", "-q", "-m", "Bookshop")  # missions need a commit to branch from
     init_project(repo, list(SIM_AGENTS))
     _add_sim_commands(repo)
     slug = create_mission(repo, "bookshop", "Bookshop checkout", "main")["mission"]

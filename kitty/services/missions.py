@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json, read_text
 from kitty.core.clock import format_at, ulid
+from kitty.core.limits import check_text
 from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
@@ -62,7 +64,8 @@ def list_view(cwd: Path) -> dict[str, Any]:
 
 def check_target_branch(project: layout.Project, branch: str) -> None:
     """Refuse a target branch that `kitty merge` could not merge into: an invalid name, or
-    no local branch of that name (the current branch counts even before its first commit)."""
+    no local branch of that name (the current branch before its first commit is named
+    apart, with the command that gives it one)."""
     from kitty.adapters.gitcli import GitCli
 
     git = GitCli(project.root)
@@ -71,9 +74,9 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
             f"--target-branch {branch}: not a valid branch name",
             "name an existing branch; `git branch` lists them",
         )
-    if branch != layout.current_branch(project) and not git.ok(
-        "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"
-    ):
+    if branch == layout.current_branch(project):
+        return
+    if not git.ok("show-ref", "--verify", "--quiet", f"refs/heads/{branch}"):
         raise UsageError(
             f"--target-branch {branch}: no branch of that name in this repository",
             f"create it first (`git branch {branch}`), or name an existing branch "
@@ -81,8 +84,28 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
         )
 
 
+def check_born(project: layout.Project, commit: bool) -> None:
+    """The checked-out branch must have a commit (lane worktrees branch from it): make an
+    empty one when `commit`, else refuse, printing the command that makes it."""
+    from kitty.services.project import INITIAL_COMMIT, initial_commit, unborn_branch
+
+    if commit:
+        initial_commit(project)
+        return
+    branch = unborn_branch(project)
+    if branch is not None:
+        raise EnvironmentProblem(
+            f"branch {branch} has no commit yet: a mission's lane worktrees branch from it",
+            f"run `{INITIAL_COMMIT}` (or pass --initial-commit), then run this again",
+        )
+
+
 def create_mission(
-    cwd: Path, name: str, title: str | None, target_branch: str | None
+    cwd: Path,
+    name: str,
+    title: str | None,
+    target_branch: str | None,
+    initial_commit: bool = False,
 ) -> dict[str, Any]:
     project = layout.find_project(cwd)
     base = kebab(name)
@@ -91,8 +114,12 @@ def create_mission(
             f"mission name {name!r} has no letters or digits",
             "for example: kitty mission create checkout-flow",
         )
+    if title is not None:
+        check_text(title, "--title", config_adapter.load(project.config_path).max_text_bytes)
     if target_branch is not None:
         check_target_branch(project, target_branch)
+    if target_branch is None or target_branch == layout.current_branch(project):
+        check_born(project, initial_commit)
     now = eventlog.now_us()
     mission_id = ulid(now // 1000, eventlog.random_bytes())
     slug = f"{base}-{mission_id[:8]}"
@@ -156,6 +183,7 @@ def add_wp(
     if subtask_count < 0:
         raise UsageError("--subtasks must be 0 or more", "for example --subtasks 3")
     title = title.strip()
+    check_text(title, "--title", mission.config.max_text_bytes)
     try:
         title.encode("utf-8")
     except UnicodeEncodeError:

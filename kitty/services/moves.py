@@ -15,6 +15,7 @@ from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
+from kitty.core.limits import check_text
 from kitty.core.state import HELD, Board
 from kitty.core.transitions import MoveCheck, MoveRequest, check_move
 from kitty.core.wpfile import dump_front_matter
@@ -138,6 +139,7 @@ def move_task(
     review_doc: ReviewDoc | None = None,
 ) -> dict[str, Any]:
     wp_id = mission.resolve_wp(wp_text)
+    check_text(note, "--note", mission.config.max_text_bytes)
     text = read_feedback(
         feedback_file, mission.project.root, mission.config.max_feedback_bytes, force
     )

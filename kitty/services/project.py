@@ -14,6 +14,8 @@ IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
 #: Derived from the log on every write, so never tracked: concurrent pulls cannot conflict.
 DERIVED = "kitty-specs/*/status.json"
 IGNORE_HEADER = "# kitty runtime files (never committed)"
+#: What to run in a repository whose branch has no commit yet (printed as is).
+INITIAL_COMMIT = "git commit --allow-empty -m init"
 
 
 def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> bool:
@@ -42,7 +44,34 @@ def _untrack_derived(root: Path) -> list[str]:
     return tracked
 
 
-def init_project(cwd: Path, agents: list[str] | None, agent_files: bool = True) -> dict[str, Any]:
+def unborn_branch(project: layout.Project) -> str | None:
+    """The checked-out branch when it has no commit yet (a new `git init`), else None."""
+    from kitty.adapters.gitcli import GitCli
+
+    branch = layout.current_branch(project)
+    if branch is None or GitCli(project.root).rev(f"refs/heads/{branch}^{{commit}}"):
+        return None
+    return branch
+
+
+def initial_commit(project: layout.Project) -> str | None:
+    """Give an unborn branch its first commit, an empty one (`init`): kitty's lane worktrees
+    branch from it. Whatever is staged stays staged. Returns the branch, None if it had one."""
+    from kitty.adapters.gitcli import GitCli
+
+    branch = unborn_branch(project)
+    if branch is None:
+        return None
+    git = GitCli(project.root)
+    empty = git.run("mktree", stdin=b"").strip()
+    commit = git.run("commit-tree", empty, "-m", "init").strip()
+    git.run("update-ref", f"refs/heads/{branch}", commit, "")  # only if still unborn
+    return branch
+
+
+def init_project(
+    cwd: Path, agents: list[str] | None, agent_files: bool = True, commit: bool = False
+) -> dict[str, Any]:
     from kitty.services.onboarding import plan_agent_files, write_agent_files
 
     project = layout.find_project(cwd)
@@ -62,7 +91,11 @@ def init_project(cwd: Path, agents: list[str] | None, agent_files: bool = True) 
     changed += write_agent_files(onboarding)
     project.specs_dir.mkdir(exist_ok=True)
     config = config_adapter.load(project.config_path)
+    committed = initial_commit(project) if commit else None
+    if committed:
+        changed.append(f"made the first commit on {committed} (empty: `init`)")
     return {
+        "unborn_branch": unborn_branch(project),
         "root": str(root),
         "changed": changed,
         "untracked": untracked,

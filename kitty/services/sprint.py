@@ -36,6 +36,7 @@ from kitty.adapters.agents import MANUAL, Backend, Dispatch, Invocation, backend
 from kitty.core import lanes, sprintplan
 from kitty.core.clock import format_at
 from kitty.core.decide import Context, Queues, work_queues
+from kitty.core.limits import check_agent
 from kitty.core.sprintplan import IMPLEMENT, PANEL, REVIEW, Step
 from kitty.core.transitions import halted
 from kitty.errors import KittyError, LockBusy, UsageError
@@ -93,6 +94,9 @@ class Sprint:
             raise UsageError("--parallel must be at least 1", "for example --parallel 3")
         if opts.arbiter not in ("escalate", "approve"):
             raise UsageError(f"unknown arbiter policy {opts.arbiter!r}", "escalate or approve")
+        for flag, names in (("--implementer", opts.implementers), ("--reviewer", opts.reviewers)):
+            for name in names:
+                check_agent(name, flag)
         self.repo = repo
         named = Mission.open(repo, mission)  # resolves the name; reads nothing yet
         self.slug = named.slug

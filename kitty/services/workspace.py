@@ -15,6 +15,7 @@ from kitty.adapters.files import atomic_write, check_writable, dump_json, read_t
 from kitty.adapters.identity import DEFAULT_ACTOR, git_identity
 from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
 from kitty.core.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
+from kitty.core.limits import check_agent, check_record
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.snapshot import materialize, sort_ids
 from kitty.core.state import Board, extend, link, replay
@@ -230,14 +231,17 @@ class Mission:
 
     def actor(self, agent: str | None) -> str:
         """Who acts: --agent, $KITTY_AGENT, config `identity`, git user.name/email, `user`."""
-        explicit = (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip()
-        if explicit:
-            return explicit
+        if agent is not None and agent.strip():
+            return check_agent(agent.strip(), "--agent")
+        from_env = os.environ.get(AGENT_ENV, "").strip()
+        if from_env:
+            return check_agent(from_env, f"${AGENT_ENV}")
         if self.config.identity:
-            return self.config.identity
+            return check_agent(self.config.identity, "identity: in .kittify/config.yaml")
         if "_git_identity" not in self.__dict__:
             self.__dict__["_git_identity"] = git_identity(self.project.worktree)
-        return self.__dict__["_git_identity"] or DEFAULT_ACTOR
+        found = self.__dict__["_git_identity"]
+        return check_agent(found, "git's user.name (pass --agent)") if found else DEFAULT_ACTOR
 
     # -- the one write path -------------------------------------------------
     def transition(
@@ -276,13 +280,15 @@ class Mission:
         are appended they are recorded, so a failure there is only a warning with the
         `kitty rebuild` hint.
         """
-        _ = self.meta  # read before the lock: the locked section stays short
+        _ = self.meta, self.config  # read before the lock: the locked section stays short
         with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
             eventlog.check_appendable(self.events_path)
             check_writable(self.status_path)
             # Only the tail appended since the last snapshot is parsed under the lock.
             board = snapshots.read_log(self.events_path, self.cache_dir).board
             records = build(board)
+            for rec in records:  # nothing oversized enters the log, whoever built it
+                check_record(rec, self.config.max_text_bytes)
             if not records:
                 self.__dict__["board"] = board  # fresh: no second read after a no-op
                 return []

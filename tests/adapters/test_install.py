@@ -14,7 +14,7 @@ from kitty.adapters.install import (
     path_warnings,
     path_with_own_bin_first,
 )
-from tests.helpers import kitty, make_mission
+from tests.helpers import git, kitty, make_mission
 
 EMULATOR = b"\x7fELF\x02\x01\x01\x00 the kitty terminal emulator"
 
@@ -79,6 +79,8 @@ def test_doctor_warns_about_the_emulator_without_failing(
     here: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_mission(repo, wps=[{"wp_id": "WP01"}])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")  # else doctor also (rightly) warns about that
     monkeypatch.setenv("PATH", f"{emulator(tmp_path)}{os.pathsep}{os.environ['PATH']}")
     run = kitty(repo, "doctor", "--json")
     assert run.code == 0

@@ -124,3 +124,102 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
 def test_outside_a_repository_fails_in_plain_words(tmp_path: Path) -> None:
     run = kitty(tmp_path, "mcp")
     assert run.code == 1 and "not inside a git repository" in run.err
+
+
+def _raw_session(repo: Path, lines: list[bytes], replies: int) -> list[dict[str, Any]]:
+    """Write `lines` to `kitty mcp`'s stdin as they are; read `replies` reply lines (a
+    request in flight when stdin closes is never answered), then close stdin."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kitty", "-C", str(repo), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"".join(lines))
+        proc.stdin.flush()
+        got = [json.loads(proc.stdout.readline()) for _ in range(replies)]
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else b""
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert b"Traceback" not in err
+    return got
+
+
+def _request(number: int, method: str, params: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+    return json.dumps(message).encode() + b"\n"
+
+
+INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"},
+}
+INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+
+
+def test_malformed_lines_get_no_reply_and_the_server_stays_up(planned: Path) -> None:
+    """Pinned behaviour of the MCP SDK's stdio transport (mcp 2.x, mcp/server/stdio.py):
+    a line that is not a JSON-RPC message is dropped (logged at debug level) with no
+    -32700/-32600 error reply; the server keeps serving, and the next request is
+    answered. The README's MCP section says so."""
+    replies = _raw_session(
+        planned,
+        [
+            b"not json\n",
+            b"{\n",
+            b"[1, 2]\n",
+            b'{"jsonrpc": "2.0", "id": 7}\n',
+            b'{"id": 8, "method": "ping"}\n',
+            _request(1, "initialize", INITIALIZE),
+            INITIALIZED,
+            b"\x00\xff garbage\n",
+            _request(2, "tools/call", {"name": "status", "arguments": {}}),
+            _request(3, "ping", {}),
+        ],
+        3,
+    )
+    by_id = {r.get("id"): r for r in replies}
+    assert sorted(by_id) == [1, 2, 3]  # nothing for the malformed lines
+    assert all("error" not in r for r in replies)
+    status = json.loads(by_id[2]["result"]["content"][0]["text"])
+    assert status["schema"] == 1 and len(status["work_packages"]) == 2
+
+
+def test_limits_apply_over_the_wire(planned: Path) -> None:
+    """An agent id of 100 KiB through `kitty mcp` is kitty's usage error; nothing written."""
+    log = next((planned / "kitty-specs").glob("*/status.events.jsonl"))
+    before = log.read_bytes()
+    replies = _raw_session(
+        planned,
+        [
+            _request(1, "initialize", INITIALIZE),
+            INITIALIZED,
+            _request(
+                2,
+                "tools/call",
+                {
+                    "name": "move",
+                    "arguments": {"wp_id": "WP01", "to": "claimed", "agent": "x" * 100_000},
+                },
+            ),
+        ],
+        2,
+    )
+    result = replies[-1]["result"]
+    assert result["isError"] is True
+    error = json.loads(result["content"][0]["text"])["error"]
+    assert error["code"] == "usage" and "agent id" in error["message"]
+    assert len(error["message"]) < 300
+    assert log.read_bytes() == before

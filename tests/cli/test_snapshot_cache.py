@@ -48,9 +48,13 @@ def read_all(repo: Path, monkeypatch: pytest.MonkeyPatch, done: str = "") -> lis
             patch.delenv("KITTY_NO_CACHE")
             building = kitty(repo, *args)
             using = kitty(repo, *args)
-            for cached in (building, using):
-                assert (cached.code, cached.out) == (plain.code, plain.out), (args, done)
-            outputs.append((plain.code, plain.out))
+            for cached in (building, using):  # warnings (stderr) included: same bytes
+                assert (cached.code, cached.out, cached.err) == (
+                    plain.code,
+                    plain.out,
+                    plain.err,
+                ), (args, done)
+            outputs.append((plain.code, plain.out + plain.err))
     return outputs
 
 

@@ -55,22 +55,40 @@ def test_sync_gives_every_clone_the_same_board(tmp_path: Path) -> None:
 
 
 def test_concurrent_syncs_retry_rejected_pushes(tmp_path: Path) -> None:
+    """Three syncs at once, and one push that is certainly rejected: clone a's pre-push hook
+    first syncs clone d (its first push only), so a's push finds main moved ("fetch
+    first"), and a fetches, merges and pushes again: attempts == 2, nothing lost."""
+    import shlex
+    import sys
+
     bare = publish(tmp_path, CONFIG)
     clones = [clone(f"file://{bare}", tmp_path / n) for n in ("a", "b", "c")]
-    for i, repo in enumerate(clones, start=1):
+    late = clone(f"file://{bare}", tmp_path / "d")
+    for i, repo in enumerate([*clones, late], start=1):
         ok(repo, "move", f"WP0{i}", "claimed", "--agent", f"agent{i}")
+    marker = tmp_path / "d-pushed-first"
+    hook = clones[0] / ".git" / "hooks" / "pre-push"
+    d_sync = shlex.join([sys.executable, "-m", "kitty", "-C", str(late), "sync"])
+    hook.write_text(
+        "#!/bin/sh\nunset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE\n"
+        f"[ -e {shlex.quote(str(marker))} ] && exit 0\n"
+        f"touch {shlex.quote(str(marker))} && {d_sync} >/dev/null\n"
+    )
+    hook.chmod(0o755)
     procs = [
         subprocess.Popen(kitty_argv(c, "sync", "--json"), stdout=subprocess.PIPE, text=True)
         for c in clones
     ]
     results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs), json.dumps(results)
-    assert max(r["attempts"] for r in results) >= 1
-    for repo in clones:
+    assert marker.exists()  # d's push went in between a's fetch and a's push
+    assert results[0]["attempts"] >= 2 and results[0]["merged"], results[0]
+    every = [*clones, late]
+    for repo in every:
         ok(repo, "sync")
-    views = boards(clones)
-    assert views[0] == views[1] == views[2]
-    assert [w["lane"] for w in views[0]["work_packages"]][:3] == ["claimed"] * 3
+    views = boards(every)
+    assert views[0] == views[1] == views[2] == views[3]
+    assert [w["lane"] for w in views[0]["work_packages"]][:4] == ["claimed"] * 4
 
 
 def test_sync_never_leaves_a_merge_behind(tmp_path: Path) -> None:

@@ -102,6 +102,17 @@ def test_what_an_exit_means() -> None:
     assert sprintplan.after_exit(REVIEW, "for_review", 1, 2) == HALT_REVIEW
 
 
+def test_an_implementer_gets_exactly_retries_re_runs() -> None:
+    """`failures` counts this failed run too: with --retries R the WP runs R + 1 times, so
+    failure R is still retried (the boundary) and failure R + 1 gives up."""
+    for retries in (0, 1, 2, 5):
+        verdicts = [
+            sprintplan.after_exit(IMPLEMENT, "in_progress", failures, retries)
+            for failures in range(1, retries + 3)
+        ]
+        assert verdicts == [RETRY] * retries + [GIVE_UP, GIVE_UP], retries
+
+
 def test_the_arbiter_follows_its_policy_but_a_panel_question_goes_to_a_human() -> None:
     approve = sprintplan.arbiter("m", "WP01", "approve", 3)
     assert approve.to_lane == "approved" and "after 3 review cycles" in approve.text

@@ -63,7 +63,11 @@ class KittyGroup(click.Group):
         sys.exit(run(self, argv, prog_name or "kitty"))
 
 
-@click.group(cls=KittyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=KittyGroup,
+    invoke_without_command=True,  # `kitty` alone prints this help and exits 0
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="kitty", message="%(prog)s (kitty-kanban) %(version)s")
 @click.option(
     "-C",
@@ -72,7 +76,8 @@ class KittyGroup(click.Group):
     type=click.Path(exists=True, file_okay=False),
     help="Run as if kitty was started in PATH.",
 )
-def cli(directory: str | None) -> None:
+@click.pass_context
+def cli(ctx: click.Context, directory: str | None) -> None:
     """kitty: a git-native kanban tracker for a mission's work packages.
 
     \b
@@ -84,6 +89,8 @@ def cli(directory: str | None) -> None:
       kitty next --agent claude
       kitty status
     """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 from kitty.commands import register  # noqa: E402  (after `cli` exists)

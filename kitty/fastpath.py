@@ -7,7 +7,8 @@ spellings:
 
     kitty [-C DIR] status [--json] [--mission M]
     kitty [-C DIR] next [--json] [--claim] [--agent A] [--mission M]
-    kitty [-C DIR] move WP LANE [--agent A] [--mission M] [--note TEXT] [--force] [--json]
+    kitty [-C DIR] move WP (LANE | --to LANE) [--agent A] [--mission M] [--note TEXT]
+                   [--force] [--json]
     kitty [-C DIR] agent tasks move-task WP --to LANE [the options of move]
     kitty [-C DIR] agent tasks mark-status T001 [T002 ...] --status S [--wp WP]
                    [--agent A] [--mission M] [--json]
@@ -46,7 +47,7 @@ _MOVE = {"mission", "agent", "note", "force", "json"}
 _COMMANDS: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {
     ("status",): ((), {"mission", "json"}),
     ("next",): ((), {"mission", "agent", "json", "claim"}),
-    ("move",): (("wp", "to"), _MOVE),
+    ("move",): (("wp", "to"), _MOVE | {"to"}),  # the lane as LANE or as --to LANE
     ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}),
     ("agent", "tasks", "mark-status"): (
         ("*tasks",),
@@ -99,10 +100,12 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
 
         if options.get("status") not in SUBTASK_STATUSES:
             return None  # missing or not one of the choices: click explains
-    elif len(values) != len(positional):
-        return None
     else:
-        options.update(zip(positional, values, strict=True))
+        # A trailing positional may come as its option instead (`move WP --to LANE`), not both.
+        wanted = [p for p in positional if p not in options]
+        if wanted != list(positional[: len(wanted)]) or len(values) != len(wanted):
+            return None
+        options.update(zip(wanted, values, strict=True))
     if "wp" in options and "to" not in options:
         return None  # move-task without --to: click says it is required
     try:

@@ -12,6 +12,7 @@ spellings:
     kitty [-C DIR] agent tasks move-task WP --to LANE [the options of move]
     kitty [-C DIR] agent tasks mark-status T001 [T002 ...] --status S [--wp WP]
                    [--agent A] [--mission M] [--json]
+    kitty [-C DIR] mcp
 
 (`--mission` also as `-m` or `--mission=M`, `--agent` as `-a` or `--agent=A`) and
 runs the same service calls and output functions as the click commands.
@@ -49,6 +50,7 @@ _COMMANDS: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {
     ("next",): ((), {"mission", "agent", "json", "claim"}),
     ("move",): (("wp", "to"), _MOVE | {"to"}),  # the lane as LANE or as --to LANE
     ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}),
+    ("mcp",): ((), set()),  # the MCP server: a client waits for its start-up
     ("agent", "tasks", "mark-status"): (
         ("*tasks",),
         {"status", "only", "mission", "agent", "json"},
@@ -121,6 +123,8 @@ def run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     command, cwd, options = parsed
+    if command == "mcp":
+        return _mcp(argv, cwd)
     if command == "status" or (command == "next" and not options.get("claim")):
         return _read(command, cwd, options)
     return _write(argv, command, cwd, options)
@@ -163,6 +167,17 @@ def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _mcp(argv: list[str], cwd: Path) -> int:
+    try:
+        from kitty.services.mcp_server import serve
+
+        return serve(cwd)
+    except (Exception, KeyboardInterrupt) as exc:
+        from kitty.exits import failed
+
+        return failed(exc, argv, False)
 
 
 def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) -> int:

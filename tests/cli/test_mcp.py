@@ -16,6 +16,9 @@ from tests.helpers import git, kitty, make_mission, ok
 
 mcp = pytest.importorskip("mcp")
 
+EXECUTION = ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
+PLANNING = ["wp_add", "wp_edit", "wp_depend", "wp_split", "wp_show", "wp_search", "finalize"]
+READ_ONLY = {"status", "wp_show", "wp_search"}
 WPS = [
     {"wp_id": "WP01", "title": "Cart API", "subtasks": ["T001"], "owned": ["src/cart/**"]},
     {"wp_id": "WP02", "title": "Cart UI", "deps": ["WP01"], "owned": ["web/**"]},
@@ -23,9 +26,13 @@ WPS = [
 
 
 def session(
-    repo: Path, calls: list[tuple[str, dict[str, Any]]], command: list[str] | None = None
+    repo: Path,
+    calls: list[tuple[str, dict[str, Any]]],
+    command: list[str] | None = None,
+    listing: list[Any] | None = None,
 ) -> list[Any]:
-    """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results."""
+    """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results (the
+    listed tools' names first; the SDK's Tool objects go into `listing` when given)."""
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -40,6 +47,8 @@ def session(
         async with Client(params, read_timeout_seconds=60) as client:
             tools = await client.list_tools()
             results.append(sorted(t.name for t in tools.tools))
+            if listing is not None:
+                listing.extend(tools.tools)
             for name, arguments in calls:
                 results.append(await client.call_tool(name, arguments))
         return results
@@ -96,9 +105,7 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
             ),
         ],
     )
-    assert listed == sorted(
-        ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
-    )
+    assert listed == sorted([*EXECUTION, *PLANNING])
     got = payload(status)
     assert got["schema"] == 1 and not status.is_error
     assert got["work_packages"] == expected_status["work_packages"]
@@ -124,3 +131,114 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
 def test_outside_a_repository_fails_in_plain_words(tmp_path: Path) -> None:
     run = kitty(tmp_path, "mcp")
     assert run.code == 1 and "not inside a git repository" in run.err
+
+
+def test_every_tool_and_parameter_is_described(planned: Path) -> None:
+    listing: list[Any] = []
+    session(planned, [], listing=listing)
+    by_name = {t.name: t for t in listing}
+    assert set(by_name) == {*EXECUTION, *PLANNING}
+    for tool in listing:
+        assert tool.description and not tool.description.startswith(" ")
+        assert "\n " not in tool.description, f"{tool.name}: source indentation"
+        properties = tool.input_schema["properties"]
+        for name, schema in properties.items():
+            assert schema.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (tool.name in READ_ONLY), tool.name
+    lanes = by_name["move"].input_schema["properties"]["to"]["enum"]
+    assert {"planned", "claimed", "in_progress", "for_review", "in_review", "approved"} <= set(
+        lanes
+    )
+    assert by_name["move"].input_schema["required"] == ["wp_id", "to"]
+
+
+def test_planning_over_mcp_matches_the_cli(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "mission", "create", "shop")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("wp_add", {"title": "Catalog", "objective": "Books", "subtasks": ["model", "csv"]}),
+        ("wp_add", {"title": "Cart", "depends_on": ["WP01"], "objective": "A cart"}),
+        ("wp_edit", {"wp_id": "WP02", "title": "Cart model", "owns": ["src/cart.py"]}),
+        ("wp_depend", {"wp_id": "WP01", "add": ["WP02"]}),
+        ("wp_depend", {"wp_id": "WP02", "remove": ["WP01"]}),
+        ("wp_split", {"wp_id": "WP01", "title": "CSV import", "move": ["T002"]}),
+        ("wp_show", {"wp_id": "WP01"}),
+        ("wp_search", {"query": "csv"}),
+        ("finalize", {}),
+        ("finalize", {"allow_placeholders": True}),
+        ("wp_edit", {"wp_id": "WP01", "colour": "red"}),
+    ]
+    _, added, cart, edited, cycle, depended, split, shown, found, refused, done, bad = session(
+        repo, calls
+    )
+    assert payload(added)["wp_id"] == "WP01" and payload(added)["subtasks"] == ["T001", "T002"]
+    assert payload(cart)["dependencies"] == ["WP01"]
+    assert payload(edited)["changed"] == ["title", "owned_files"]
+    assert cycle.is_error and payload(cycle)["error"]["code"] == "dependency_cycle"
+    assert payload(depended)["dependencies"] == [] and payload(depended)["removed"] == ["WP01"]
+    assert payload(split)["new"]["wp_id"] == "WP03"
+    cli_view = ok(repo, "wp", "show", "WP01", "--json").json()  # (finalized since)
+    assert (payload(shown)["lane"], cli_view["lane"]) == (None, "planned")
+    assert {**payload(shown), "lane": "planned"} == cli_view
+    assert [r["id"] for r in payload(found)["results"]] == ["WP03"]
+    assert refused.is_error and payload(refused)["error"]["code"] == "spec_error"
+    assert "placeholder text" in payload(refused)["error"]["message"]  # WP03's objective
+    assert not done.is_error and payload(done)["warnings"]
+    assert bad.is_error and payload(bad)["error"]["code"] == "usage"
+    assert "colour" in payload(bad)["error"]["message"]
+
+
+def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
+    """`kitty mcp` answers `initialize` and `tools/list` without importing the MCP SDK,
+    pydantic, click or the services (the SDK's import alone took 1.4-2.8 s of the 2.5-4.3 s
+    a client waited for `initialize`)."""
+    import subprocess
+
+    from kitty.services import mcp_server, mcp_tools
+
+    probe = (
+        "import sys\n"
+        "from kitty.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    heavy = ('mcp', 'pydantic', 'anyio', 'click', 'kitty.services.workspace')\n"
+        "    print('HEAVY=' + ','.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+        "    raise\n"
+    )
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "bogus"},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "-C", str(planned), "mcp"],
+        input="".join(json.dumps(m) + "\n" for m in messages) + "not json\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "HEAVY="
+    first, listed, unknown, no_tool, garbled = map(json.loads, done.stdout.splitlines())
+    assert first["result"]["protocolVersion"] == "2025-06-18"
+    assert first["result"]["serverInfo"]["name"] == "kitty"
+    assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    names = [t["name"] for t in listed["result"]["tools"]]
+    assert names == [t.name for t in mcp_server.tools()] and len(names) == 14
+    assert all(hasattr(mcp_tools, t.call) for t in mcp_server.tools())
+    assert unknown["error"]["code"] == -32601 and no_tool["error"]["code"] == -32602
+    assert garbled == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": (
+        "Parse error: each line must be one JSON-RPC message")}}  # fmt: skip

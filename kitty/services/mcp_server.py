@@ -371,7 +371,10 @@ class Server:
 
     def serve(self, reader: IO[bytes], writer: IO[bytes]) -> None:
         for raw in iter(reader.readline, b""):
-            answer = self.handle(raw)
+            try:
+                answer = self.handle(raw)
+            except Exception as exc:  # a bug outside a tool call: logged, and the session goes on
+                answer = _error(None, -32603, f"Internal error (details in {crash_log(exc)})")
             if answer is not None:
                 writer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
                 writer.flush()
@@ -393,6 +396,8 @@ class Server:
             return None  # a notification (initialized, cancelled, …): nothing to answer
         ident, method = message["id"], message["method"]
         params = message.get("params") or {}
+        if not isinstance(params, dict):
+            return _error(ident, -32602, "Invalid params: expected an object")
         if method == "initialize":
             return _result(ident, self.initialize(params))
         if method == "ping":

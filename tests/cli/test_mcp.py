@@ -222,6 +222,7 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "bogus"},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ["status"]},
     ]
     done = subprocess.run(
         [sys.executable, "-c", probe, "-C", str(planned), "mcp"],
@@ -232,7 +233,10 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "HEAVY="
-    first, listed, unknown, no_tool, garbled = map(json.loads, done.stdout.splitlines())
+    first, listed, unknown, no_tool, listed_params, garbled = map(
+        json.loads, done.stdout.splitlines()
+    )
+    assert listed_params["error"]["code"] == -32602
     assert first["result"]["protocolVersion"] == "2025-06-18"
     assert first["result"]["serverInfo"]["name"] == "kitty"
     assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}

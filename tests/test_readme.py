@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import init_repo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +77,7 @@ def test_readme_runs_top_to_bottom(tmp_path: Path) -> None:
     run_blocks(blocks, tmp_path)
 
 
+@pytest.mark.timeout(300)  # `kitty demo` is a whole sprint: 8 s idle, 30 s at load 15
 def test_readme_newcomer_path_runs(tmp_path: Path) -> None:
     """`kitty init`, `kitty demo`, the first mission and WP, and the Claude Code / Codex
     recipe (with the fake agents), in a repository of their own."""

@@ -154,7 +154,14 @@ def wp_add(
     emit(
         result,
         f"added {result['wp_id']}: {result['path']}\n  depends on {deps}; "
-        f"subtasks {tasks}\nrun `kitty finalize` when the plan is complete",
+        f"subtasks {tasks}\n"
+        + (
+            f"write the objective and subtasks over the template text at lines "
+            f"{', '.join(map(str, result['placeholders']))} of that file (finalize refuses it)\n"
+            if result["placeholders"]
+            else ""
+        )
+        + "run `kitty finalize` when the plan is complete",
         as_json,
     )
     return 0

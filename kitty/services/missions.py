@@ -275,6 +275,8 @@ def add_wp(
         "dependencies": deps,
         "subtasks": subtasks,
         "owned_files": owns,
+        #: lines of template text left to replace (finalize refuses them)
+        "placeholders": [line for line, _ in placeholders.find(rendered, 1)],
     }
 
 

@@ -39,7 +39,7 @@ def test_wp_add_writes_the_objective_and_subtask_texts(planned: Path) -> None:
         "Tests for the happy path and bad input",
         "--json",
     ).json()
-    assert added["subtasks"] == ["T001", "T002"]
+    assert added["subtasks"] == ["T001", "T002"] and added["placeholders"] == []
     text = _wp_file(planned, "WP01").read_text()
     assert "## Objectives\n\nA REST endpoint that adds items to a cart.\n" in text
     assert "- [ ] T001: POST /cart/items with validation\n" in text
@@ -66,11 +66,12 @@ def test_wp_add_takes_the_body_from_a_file(planned: Path, tmp_path: Path) -> Non
 
 
 def test_finalize_refuses_untouched_placeholders_naming_file_and_line(planned: Path) -> None:
-    ok(planned, "wp", "add", "--title", "Cart API", "--subtasks", "2")
+    added = ok(planned, "wp", "add", "--title", "Cart API", "--subtasks", "2")
     path = _wp_file(planned, "WP01")
     lines = path.read_text().splitlines()
     objective = lines.index("Describe what this work package delivers.") + 1
     subtask = lines.index("- [ ] T002: describe this subtask") + 1
+    assert f"template text at lines {objective}, {subtask - 1}, {subtask} of" in added.out
     refused = kitty(planned, "finalize")
     assert refused.code == 1
     rel = path.relative_to(planned)

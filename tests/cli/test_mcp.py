@@ -246,3 +246,15 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
     assert unknown["error"]["code"] == -32601 and no_tool["error"]["code"] == -32602
     assert garbled == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": (
         "Parse error: each line must be one JSON-RPC message")}}  # fmt: skip
+
+
+def test_the_fast_route_refuses_like_click(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kitty import fastpath
+
+    assert fastpath.run(["-C", str(tmp_path), "mcp", "--help"]) is None  # click's to explain
+    code = fastpath.run(["-C", str(tmp_path), "mcp"])
+    fast = capsys.readouterr()
+    full = kitty(tmp_path, "mcp")
+    assert (code, fast.out, fast.err) == (full.code, full.out, full.err) and code == 1

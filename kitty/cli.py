@@ -81,10 +81,11 @@ def cli(ctx: click.Context, directory: str | None) -> None:
     """kitty: a git-native kanban tracker for a mission's work packages.
 
     \b
-    Quick start:
+    Quick start (`kitty demo` first shows a whole sprint in a temp repository):
       kitty init --agents claude,codex
       kitty mission create checkout-flow
-      kitty wp add --title "Cart API" --owns 'src/cart/**' --subtasks 2
+      kitty wp add --title "Cart API" --owns 'src/cart/**' \\
+          --objective "Add items to a cart" --subtask "POST /cart/items"
       kitty finalize
       kitty next --agent claude
       kitty status

@@ -41,7 +41,7 @@ def mission_create(
     emit(
         result,
         f"created mission {slug}\n  {result['path']}\n"
-        f'next: kitty wp add --mission {slug} --title "..."',
+        f'next: kitty wp add --mission {slug} --title "..." --objective "..."',
         as_json,
     )
     return 0

@@ -17,9 +17,9 @@ def test_kitty_without_arguments_prints_help_and_exits_0(repo: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Usage: kitty [OPTIONS] [COMMAND] [ARGS]...")
-    assert "Quick start:" in done.stdout and "init" in done.stdout and done.stderr == ""
+    assert "Quick start" in done.stdout and "init" in done.stdout and done.stderr == ""
     inside = kitty(repo)
-    assert inside.code == 0 and "Quick start:" in inside.out
+    assert inside.code == 0 and "Quick start" in inside.out
 
 
 def test_init_names_the_next_step_and_what_no_agents_means(repo: Path) -> None:

@@ -63,3 +63,25 @@ def test_a_rejected_review_reads_as_a_rejection() -> None:
     assert "rejected" in rejected and "review cycle 1" in rejected and "→ planned" in rejected
     approved = describe(_finished(lane="approved", verdict="approved", cycle=0))
     assert approved is not None and approved.startswith("✓") and "approved" in approved
+
+
+def test_the_quick_start_of_the_help_runs_as_printed(repo: Path) -> None:
+    import shlex
+
+    help_text = kitty(repo).out
+    block = help_text.split("Quick start", 1)[1].split("\n\n", 1)[0]
+    lines = [ln.strip() for ln in block.split("\n")[1:] if ln.strip()]
+    commands, pending = [], ""
+    for line in lines:
+        pending += line.removesuffix("\\").strip() + " "
+        if not line.endswith("\\"):
+            commands.append(shlex.split(pending))
+            pending = ""
+    assert [c[:2] for c in commands][:4] == [
+        ["kitty", "init"],
+        ["kitty", "mission"],
+        ["kitty", "wp"],
+        ["kitty", "finalize"],
+    ]
+    for argv in commands:
+        ok(repo, *argv[1:])

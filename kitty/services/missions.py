@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from kitty.adapters import contain, eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json, read_text
 from kitty.core import placeholders
 from kitty.core.clock import format_at, ulid
-from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
+from kitty.core.model import WorkPackage, format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
 from kitty.core.wpfile import dump_front_matter, one_line, parse_wp, split_front_matter
@@ -230,7 +231,10 @@ def add_wp(
     owns: list[str],
     subtask_count: int,
     content: Content | None = None,
+    then: Callable[[dict[str, Any], WorkPackage], Callable[[], None]] | None = None,
 ) -> dict[str, Any]:
+    """Write the next WP file. `then`, called under the same lock with the result and the new
+    WP before anything is written, may refuse (raise) or return what to write after it."""
     content = content or Content()
     content.check()
     subtask_count = max(subtask_count, len(content.subtasks))
@@ -266,18 +270,22 @@ def add_wp(
         back = parse_wp(display, path.name, rendered)  # what we write must read back
         if back.title != title:
             raise UsageError(f"the title {title!r} does not survive YAML", "simplify the title")
+        result = {
+            "mission": mission.slug,
+            "wp_id": wp_id,
+            "path": str(path),
+            "dependencies": deps,
+            "subtasks": subtasks,
+            "owned_files": owns,
+            #: lines of template text left to replace (finalize refuses them)
+            "placeholders": [line for line, _ in placeholders.find(rendered, 1)],
+        }
+        finish = then(result, back) if then is not None else None
         atomic_write(path, rendered)
+        if finish is not None:
+            finish()
     mission.refresh()
-    return {
-        "mission": mission.slug,
-        "wp_id": wp_id,
-        "path": str(path),
-        "dependencies": deps,
-        "subtasks": subtasks,
-        "owned_files": owns,
-        #: lines of template text left to replace (finalize refuses them)
-        "placeholders": [line for line, _ in placeholders.find(rendered, 1)],
-    }
+    return result
 
 
 def placeholder_problems(mission: Mission) -> list[SpecError]:

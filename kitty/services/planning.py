@@ -9,6 +9,7 @@ these functions, so both validate alike and fail with the same error objects.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,14 @@ def _locked(mission: Mission) -> Any:
 
 def _write(mission: Mission, drafts: list[_Draft]) -> None:
     """Check every draft reads back as a valid WP and the graph stays acyclic, then write."""
+    _check(mission, drafts)
+    _commit(mission, drafts)
+
+
+def _check(mission: Mission, drafts: list[_Draft], new: WorkPackage | None = None) -> None:
     deps = {w.wp_id: list(w.dependencies) for w in mission.wps.values()}
+    if new is not None:
+        deps[new.wp_id] = list(new.dependencies)
     for draft in drafts:
         back = parse_wp(draft.wp.path, draft.path.name, draft.text())
         deps[back.wp_id] = list(back.dependencies)
@@ -70,6 +78,9 @@ def _write(mission: Mission, drafts: list[_Draft]) -> None:
             f"that would make a dependency cycle {' → '.join(cycle)}",
             "drop one of these dependencies; nothing was written",
         )
+
+
+def _commit(mission: Mission, drafts: list[_Draft]) -> None:
     for draft in drafts:
         contain.check(draft.path.parent)
         atomic_write(draft.path, draft.text())
@@ -254,6 +265,32 @@ def split(
         )
     lines = {t: _subtask_text(original.body, t) for t in moving}
     content = Content(objective=objective, subtasks=tuple(lines[t] or t for t in moving))
+    dependents: list[str] = []
+
+    def rewire(added: dict[str, Any], new: WorkPackage) -> Callable[[], None]:
+        """Under add_wp's lock, before anything is written: the original without the moved
+        subtasks, its dependents also waiting for the new WP, all checked."""
+        mission.refresh()
+        drafts = []
+        draft = _draft(mission, wp_id)
+        if mission.board.lane(wp_id) not in SPLITTABLE:
+            raise GuardRefused(f"{wp_id} was claimed meanwhile", "nothing was written")
+        if moving:
+            draft.meta["subtasks"] = [t for t in draft.wp.subtasks if t not in moving]
+            draft.body = "\n".join(
+                ln for ln in draft.body.split("\n") if not any(_mentions(ln, t) for t in moving)
+            )
+            drafts.append(draft)
+        dependents.extend(
+            sort_ids(w.wp_id for w in mission.wps.values() if wp_id in w.dependencies)
+        )
+        for other in dependents:
+            dep_draft = _draft(mission, other)
+            dep_draft.meta["dependencies"] = [*dep_draft.wp.dependencies, new.wp_id]
+            drafts.append(dep_draft)
+        _check(mission, drafts, new)
+        return lambda: _commit(mission, drafts)
+
     added = add_wp(
         mission,
         title,
@@ -261,24 +298,8 @@ def split(
         list(owns) if owns is not None else list(original.owned_files),
         len(moving),
         content,
+        then=rewire,
     )
-    new_id = added["wp_id"]
-    with _locked(mission):
-        mission.refresh()
-        drafts = []
-        draft = _draft(mission, wp_id)
-        if moving:
-            draft.meta["subtasks"] = [t for t in draft.wp.subtasks if t not in moving]
-            draft.body = "\n".join(
-                ln for ln in draft.body.split("\n") if not any(_mentions(ln, t) for t in moving)
-            )
-            drafts.append(draft)
-        dependents = [w.wp_id for w in mission.wps.values() if wp_id in w.dependencies]
-        for other in dependents:
-            dep_draft = _draft(mission, other)
-            dep_draft.meta["dependencies"] = [*dep_draft.wp.dependencies, new_id]
-            drafts.append(dep_draft)
-        _write(mission, drafts)
     return {
         "mission": mission.slug,
         "wp_id": wp_id,

@@ -224,3 +224,14 @@ def test_wp_search_finds_words_with_their_lines(plan: Path) -> None:
     assert ok(plan, "wp", "search", "cart", "--lane", "approved").out.startswith("no work")
     assert kitty(plan, "wp", "search", "cart", "--lane", "sideways").code == 2
     assert kitty(plan, "wp", "search", " ").code == 2
+
+
+def test_a_refused_split_writes_nothing(plan: Path) -> None:
+    """The new WP, the original and its dependents are checked together, under one lock,
+    before the first byte is written: a cycle (here made by hand) refuses all of it."""
+    path = _wp_file(plan, "WP01")
+    path.write_text(path.read_text().replace("dependencies: []", "dependencies: [WP02]"))
+    before = {p: p.read_text() for p in (plan / "kitty-specs").rglob("*.md")}
+    refused = kitty(plan, "wp", "split", "WP01", "--title", "More", "--objective", "x", "--json")
+    assert refused.code == 1 and refused.json()["error"]["code"] == "dependency_cycle"
+    assert {p: p.read_text() for p in (plan / "kitty-specs").rglob("*.md")} == before

@@ -63,7 +63,11 @@ class KittyGroup(click.Group):
         sys.exit(run(self, argv, prog_name or "kitty"))
 
 
-@click.group(cls=KittyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=KittyGroup,
+    invoke_without_command=True,  # `kitty` alone prints this help and exits 0
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="kitty", message="%(prog)s (kitty-kanban) %(version)s")
 @click.option(
     "-C",
@@ -72,18 +76,22 @@ class KittyGroup(click.Group):
     type=click.Path(exists=True, file_okay=False),
     help="Run as if kitty was started in PATH.",
 )
-def cli(directory: str | None) -> None:
+@click.pass_context
+def cli(ctx: click.Context, directory: str | None) -> None:
     """kitty: a git-native kanban tracker for a mission's work packages.
 
     \b
-    Quick start:
+    Quick start (`kitty demo` first shows a whole sprint in a temp repository):
       kitty init --agents claude,codex
       kitty mission create checkout-flow
-      kitty wp add --title "Cart API" --owns 'src/cart/**' --subtasks 2
+      kitty wp add --title "Cart API" --owns 'src/cart/**' \\
+          --objective "Add items to a cart" --subtask "POST /cart/items"
       kitty finalize
       kitty next --agent claude
       kitty status
     """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 from kitty.commands import register  # noqa: E402  (after `cli` exists)

@@ -7,10 +7,12 @@ spellings:
 
     kitty [-C DIR] status [--json] [--mission M]
     kitty [-C DIR] next [--json] [--claim] [--agent A] [--mission M]
-    kitty [-C DIR] move WP LANE [--agent A] [--mission M] [--note TEXT] [--force] [--json]
+    kitty [-C DIR] move WP (LANE | --to LANE) [--agent A] [--mission M] [--note TEXT]
+                   [--force] [--json]
     kitty [-C DIR] agent tasks move-task WP --to LANE [the options of move]
     kitty [-C DIR] agent tasks mark-status T001 [T002 ...] --status S [--wp WP]
                    [--agent A] [--mission M] [--json]
+    kitty [-C DIR] mcp
 
 (`--mission` also as `-m` or `--mission=M`, `--agent` as `-a` or `--agent=A`) and
 runs the same service calls and output functions as the click commands.
@@ -46,8 +48,9 @@ _MOVE = {"mission", "agent", "note", "force", "json"}
 _COMMANDS: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {
     ("status",): ((), {"mission", "json"}),
     ("next",): ((), {"mission", "agent", "json", "claim"}),
-    ("move",): (("wp", "to"), _MOVE),
+    ("move",): (("wp", "to"), _MOVE | {"to"}),  # the lane as LANE or as --to LANE
     ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}),
+    ("mcp",): ((), set()),  # the MCP server: a client waits for its start-up
     ("agent", "tasks", "mark-status"): (
         ("*tasks",),
         {"status", "only", "mission", "agent", "json"},
@@ -99,10 +102,12 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
 
         if options.get("status") not in SUBTASK_STATUSES:
             return None  # missing or not one of the choices: click explains
-    elif len(values) != len(positional):
-        return None
     else:
-        options.update(zip(positional, values, strict=True))
+        # A trailing positional may come as its option instead (`move WP --to LANE`), not both.
+        wanted = [p for p in positional if p not in options]
+        if wanted != list(positional[: len(wanted)]) or len(values) != len(wanted):
+            return None
+        options.update(zip(wanted, values, strict=True))
     if "wp" in options and "to" not in options:
         return None  # move-task without --to: click says it is required
     try:
@@ -118,6 +123,8 @@ def run(argv: list[str]) -> int | None:
     if parsed is None:
         return None
     command, cwd, options = parsed
+    if command == "mcp":
+        return _mcp(argv, cwd)
     if command == "status" or (command == "next" and not options.get("claim")):
         return _read(command, cwd, options)
     return _write(argv, command, cwd, options)
@@ -164,6 +171,17 @@ def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
     except BrokenPipeError:
         return 0
     return 0
+
+
+def _mcp(argv: list[str], cwd: Path) -> int:
+    try:
+        from kitty.services.mcp_server import serve
+
+        return serve(cwd)
+    except (Exception, KeyboardInterrupt) as exc:
+        from kitty.exits import failed
+
+        return failed(exc, argv, False)
 
 
 def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) -> int:

@@ -14,6 +14,7 @@ def register(root: click.Group) -> None:
         mcp,
         missions,
         onboard,
+        planning,
         project,
         review,
         schedule,
@@ -37,7 +38,7 @@ def register(root: click.Group) -> None:
         team,
         trust,
     )
-    for module in (*modules, onboard, mcp):
+    for module in (*modules, onboard, mcp, planning):
         for command in module.COMMANDS:
             root.add_command(command)
     root.add_command(agent.agent)

@@ -121,6 +121,7 @@ BY_NAME: dict[str, Completer] = {
     "mission": missions,
     "wp_id": wp_ids,
     "to": lanes,
+    "lane": lanes,  # `kitty move WP LANE` (and `wp search --lane`)
     "agent": agents,
     "implementers": agents,
     "reviewers": agents,

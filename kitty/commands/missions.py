@@ -51,7 +51,7 @@ def mission_create(
     emit(
         result,
         f"created mission {slug}\n  {result['path']}\n"
-        f'next: kitty wp add --mission {slug} --title "..."',
+        f'next: kitty wp add --mission {slug} --title "..." --objective "..."',
         as_json,
     )
     return 0
@@ -85,7 +85,7 @@ def mission_list(ctx: click.Context, as_json: bool) -> int:
 
 @click.group()
 def wp() -> None:
-    """Add and list work packages (tasks/WPnn-*.md files)."""
+    """Add, change, show and search work packages (tasks/WPnn-*.md files)."""
 
 
 @wp.command("add")
@@ -109,7 +109,21 @@ def wp() -> None:
     type=int,
     default=0,
     show_default=True,
-    help="How many subtask ids (T001...) to allocate.",
+    help="How many subtask ids (T001...) to allocate (at least one per --subtask).",
+)
+@click.option("--objective", metavar="TEXT", help="What the WP delivers (its Objectives section).")
+@click.option(
+    "--subtask",
+    "subtask_texts",
+    multiple=True,
+    metavar="TEXT",
+    help="A subtask, one line (repeatable): allocates the next T-id with this text.",
+)
+@click.option(
+    "--body-file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The whole Markdown body from FILE ('-': stdin), instead of the template.",
 )
 @json_option
 @click.pass_context
@@ -120,23 +134,44 @@ def wp_add(
     depends_on: tuple[str, ...],
     owns: tuple[str, ...],
     subtasks: int,
+    objective: str | None,
+    subtask_texts: tuple[str, ...],
+    body_file: str | None,
     as_json: bool,
 ) -> int:
-    """Write the next tasks/WPnn-<title>.md with front matter and a body skeleton.
+    """Write the next tasks/WPnn-<title>.md: front matter, objective, subtasks.
+
+    Whatever you leave out gets the template's placeholder text, which
+    `kitty finalize` refuses until you replace it (it is an agent's brief).
 
     \b
-    Example:
-      kitty wp add --title "Cart API" --depends-on WP01 --owns 'src/cart/**' --subtasks 3
+    Examples:
+      kitty wp add --title "Cart API" --depends-on WP01 --owns 'src/cart/**' \\
+          --objective "A REST endpoint that adds items to a cart" \\
+          --subtask "POST /cart/items with validation" --subtask "Tests"
+      kitty wp add --title "Search index" --body-file index.md --subtasks 2
     """
-    from kitty.services.missions import add_wp
+    from kitty.services.missions import Content, add_wp, read_body
 
-    result = add_wp(open_mission(ctx, mission), title, list(depends_on), list(owns), subtasks)
+    content = Content(
+        objective, tuple(subtask_texts), read_body(body_file) if body_file is not None else None
+    )
+    result = add_wp(
+        open_mission(ctx, mission), title, list(depends_on), list(owns), subtasks, content
+    )
     deps = ", ".join(result["dependencies"]) or "nothing"
     tasks = ", ".join(result["subtasks"]) or "none"
     emit(
         result,
         f"added {result['wp_id']}: {result['path']}\n  depends on {deps}; "
-        f"subtasks {tasks}\nrun `kitty finalize` when the plan is complete",
+        f"subtasks {tasks}\n"
+        + (
+            f"write the objective and subtasks over the template text at lines "
+            f"{', '.join(map(str, result['placeholders']))} of that file (finalize refuses it)\n"
+            if result["placeholders"]
+            else ""
+        )
+        + "run `kitty finalize` when the plan is complete",
         as_json,
     )
     return 0
@@ -199,13 +234,22 @@ def _finalize_text(result: dict[str, Any]) -> str:
 
 @click.command()
 @mission_option
+@click.option(
+    "--allow-placeholders",
+    is_flag=True,
+    help="Warn about template text `wp add` left in a WP instead of refusing.",
+)
 @json_option
 @click.pass_context
-def finalize(ctx: click.Context, mission: str | None, as_json: bool) -> int:
+def finalize(
+    ctx: click.Context, mission: str | None, allow_placeholders: bool, as_json: bool
+) -> int:
     """Validate every WP file, compute lanes.json and put new WPs in `planned`.
 
     Nothing is written when any file is invalid; every problem is listed with
-    its file and line. Safe to run again: it only adds WPs that have no state.
+    its file and line, including template text `kitty wp add` left untouched
+    ("Describe what this work package delivers.", "T001: describe this
+    subtask"). Safe to run again: it only adds WPs that have no state.
 
     \b
     Example:
@@ -213,7 +257,8 @@ def finalize(ctx: click.Context, mission: str | None, as_json: bool) -> int:
     """
     from kitty.services.missions import finalize as run_finalize
 
-    result = run_finalize(open_mission(ctx, mission))
+    result = run_finalize(open_mission(ctx, mission), allow_placeholders)
+    warn(result["warnings"])
     emit(result, _finalize_text(result), as_json)
     return 0
 

@@ -59,10 +59,39 @@ def init(
             f"`{INITIAL_COMMIT}` (or `kitty init --initial-commit`)"
             if unborn
             else ""
-        ),
+        )
+        + "\n"
+        + _init_next(result),
         as_json,
     )
     return 0
+
+
+def _init_next(result: dict[str, object]) -> str:
+    """What `agents: (none)` means, and the command to run next."""
+    from pathlib import Path
+
+    from kitty.adapters import layout
+
+    lines = []
+    if not result["agents"]:
+        lines.append(
+            "  (none) is fine: a sprint names its agents, "
+            "`kitty sprint --implementer AGENT --reviewer AGENT`\n"
+            "  (two different agents); `kitty init --agents claude,codex` records the list\n"
+            "  that `kitty next` and review panels choose reviewers from"
+        )
+    missions = layout.list_missions(layout.find_project(Path(str(result["root"]))))
+    if len(missions) == 1:
+        lines.append(f'next: kitty wp add --mission {missions[0]} --title "..." --objective "..."')
+    elif missions:
+        lines.append("next: kitty mission list")
+    else:
+        lines.append(
+            "next: kitty demo                 (a whole sprint by simulated agents, temp repo)\n"
+            "      kitty mission create NAME  (then: kitty wp add --title ... --objective ...)"
+        )
+    return "\n".join(lines)
 
 
 @click.command()

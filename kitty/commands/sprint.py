@@ -90,8 +90,13 @@ def describe(event: dict[str, Any]) -> str | None:
         )
     if kind == "finished":
         mark = "✓" if event["ok"] else "✗"
+        how = event["how"]
+        if event.get("verdict") == "changes_requested":  # the reviewer's verdict, not its exit
+            mark, how = "✗", f"rejected, review cycle {event.get('cycle')} ({how})"
+        elif event.get("verdict") == "approved":
+            how = f"approved ({how})"
         return (
-            f"{mark} {event['wp_id']} {event['role']} by {event['agent']}: {event['how']} "
+            f"{mark} {event['wp_id']} {event['role']} by {event['agent']}: {how} "
             f"after {event['seconds']}s → {event['lane']}"
         )
     if kind in ("halt", "manual"):

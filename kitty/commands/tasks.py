@@ -137,17 +137,26 @@ def move_task(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
 
 @click.command("move")
 @click.argument("wp_id", metavar="WP")
-@click.argument("to", metavar="LANE")
+@click.argument("lane", metavar="LANE", required=False)
+@click.option("--to", "to", metavar="LANE", help="Target lane (instead of the LANE argument).")
 @_move_options
 @click.pass_context
-def move(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
-    """Short form of `kitty agent tasks move-task WP --to LANE`.
+def move(ctx: click.Context, /, wp_id: str, lane: str | None, to: str | None, **opts: Any) -> int:
+    """Short form of `kitty agent tasks move-task WP --to LANE`; LANE or --to LANE.
 
     \b
-    Example:
+    Examples:
       kitty move WP3 in_progress --agent claude
+      kitty move WP3 --to in_progress --agent claude
     """
-    return _do_move(ctx, wp_id, to, opts)
+    if lane is not None and to is not None:
+        raise click.UsageError(
+            "give the lane once: `kitty move WP LANE` or `kitty move WP --to LANE`"
+        )
+    target = lane if lane is not None else to
+    if target is None:
+        raise click.UsageError("Missing argument 'LANE' (or --to LANE).")
+    return _do_move(ctx, wp_id, target, opts)
 
 
 @click.command("mark-status")

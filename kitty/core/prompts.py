@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from kitty.core import placeholders
 from kitty.core.model import WorkPackage
 
 
@@ -75,7 +76,8 @@ def implement_prompt(ctx: PromptContext) -> str:
             out.append(f"- {dep.wp_id} {dep.title} ({dep.lane or 'unknown'})")
             out += [f"    - {line}" for line in dep.delivered[:10]]
         out.append("")
-    out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", wp.body.strip(), ""]
+    body = placeholders.strip(wp.body).strip()
+    out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", body, ""]
     tasks = " ".join(wp.subtasks)
     out += ["## Definition of done", ""]
     if wp.subtasks:
@@ -136,7 +138,8 @@ def review_prompt(ctx: PromptContext) -> str:
                 f"Write scope (owned_files): {', '.join(wp.owned_files)}. Flag changes outside it."
             )
             out.append("")
-    out += ["## Acceptance criteria (the work package)", "", wp.body.strip(), ""]
+    body = placeholders.strip(wp.body).strip()
+    out += ["## Acceptance criteria (the work package)", "", body, ""]
     if wp.subtasks:
         out += [f"Subtasks: {', '.join(wp.subtasks)}", ""]
     if ctx.feedback is not None:

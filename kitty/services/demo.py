@@ -7,30 +7,68 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kitty.services.missions import add_wp, create_mission, finalize
+from kitty.services.missions import Content, add_wp, create_mission, finalize
 from kitty.services.project import init_project
 from kitty.services.workspace import Mission
 
 #: The bookshop sample: 8 WPs, a dependency diamond, and WP01/WP06 sharing a file.
 SAMPLE: list[dict[str, Any]] = [
-    {"title": "Catalog model", "owns": ["src/shop/catalog.py"], "deps": [], "subtasks": 2},
-    {"title": "Cart model", "owns": ["src/shop/cart.py"], "deps": ["WP01"], "subtasks": 2},
-    {"title": "Pricing rules", "owns": ["src/shop/pricing.py"], "deps": ["WP01"], "subtasks": 1},
+    {
+        "title": "Catalog model",
+        "owns": ["src/shop/catalog.py"],
+        "deps": [],
+        "objective": "Books with a title, an author and a price, loaded from a CSV file.",
+        "tasks": ["The Book record and the CSV loader", "Tests for a good and a broken CSV"],
+    },
+    {
+        "title": "Cart model",
+        "owns": ["src/shop/cart.py"],
+        "deps": ["WP01"],
+        "objective": "A cart that holds catalog books with quantities.",
+        "tasks": ["Add, remove and change quantities", "Tests, including unknown books"],
+    },
+    {
+        "title": "Pricing rules",
+        "owns": ["src/shop/pricing.py"],
+        "deps": ["WP01"],
+        "objective": "A cart's total: prices, a 10% discount from three books, VAT.",
+        "tasks": ["The pricing function and its tests"],
+    },
     {
         "title": "Checkout API",
         "owns": ["src/shop/checkout.py"],
         "deps": ["WP02", "WP03"],
-        "subtasks": 2,
+        "objective": "Turn a cart into an order with its priced total.",
+        "tasks": ["The checkout function", "Tests: an empty cart is refused"],
     },
-    {"title": "Inventory sync", "owns": ["src/shop/inventory.py"], "deps": [], "subtasks": 1},
+    {
+        "title": "Inventory sync",
+        "owns": ["src/shop/inventory.py"],
+        "deps": [],
+        "objective": "Stock levels per book, updated from the warehouse feed.",
+        "tasks": ["Parse the feed and update the stock, with tests"],
+    },
     {
         "title": "Catalog search",
         "owns": ["src/shop/catalog.py", "src/shop/search.py"],
         "deps": ["WP05"],
-        "subtasks": 1,
+        "objective": "Find books in stock by words of their title or author.",
+        "tasks": ["The search function and its tests"],
     },
-    {"title": "Receipt emails", "owns": ["src/shop/receipts.py"], "deps": ["WP04"], "subtasks": 1},
-    {"title": "User guide", "owns": ["docs/**"], "deps": ["WP04", "WP07"], "subtasks": 1},
+    {
+        "title": "Receipt emails",
+        "owns": ["src/shop/receipts.py"],
+        "deps": ["WP04"],
+        "objective": "The text of the receipt email for an order.",
+        "tasks": ["Render the receipt, with a test per line kind"],
+    },
+    {
+        "title": "User guide",
+        "owns": ["docs/**"],
+        "deps": ["WP04", "WP07"],
+        "objective": "A short guide to ordering from the bookshop.",
+        "tasks": ["docs/guide.md from browsing to the receipt"],
+    },
 ]
 
 
@@ -102,7 +140,8 @@ def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:
     slug = create_mission(repo, "bookshop", "Bookshop checkout", "main")["mission"]
     mission = Mission.open(repo, slug)
     for spec in SAMPLE:
-        add_wp(mission, spec["title"], spec["deps"], spec["owns"], spec["subtasks"])
+        content = Content(spec["objective"], tuple(spec["tasks"]))
+        add_wp(mission, spec["title"], spec["deps"], spec["owns"], 0, content)
     finalize(Mission.open(repo, slug))
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "Plan the bookshop mission")

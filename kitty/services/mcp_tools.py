@@ -121,3 +121,97 @@ def _path(root: Path, value: str | None) -> Path | None:
         return None
     path = Path(value)
     return path if path.is_absolute() else root / path
+
+
+# -- planning: the same services as `kitty wp …` and `kitty finalize` ----------------------
+
+
+def wp_add(
+    root: Path,
+    title: str,
+    objective: str | None = None,
+    subtasks: list[str] | None = None,
+    body: str | None = None,
+    depends_on: list[str] | None = None,
+    owns: list[str] | None = None,
+    mission: str | None = None,
+) -> dict[str, Any]:
+    from kitty.services.missions import Content, add_wp
+
+    content = Content(objective, tuple(subtasks or ()), body)
+    return _doc(
+        add_wp(_open(root, mission), title, list(depends_on or []), list(owns or []), 0, content)
+    )
+
+
+def wp_edit(
+    root: Path,
+    wp_id: str,
+    title: str | None = None,
+    objective: str | None = None,
+    owns: list[str] | None = None,
+    depends_on: list[str] | None = None,
+    body: str | None = None,
+    mission: str | None = None,
+) -> dict[str, Any]:
+    from kitty.services.planning import edit
+
+    return _doc(
+        edit(
+            _open(root, mission),
+            wp_id,
+            title=title,
+            objective=objective,
+            owns=owns,
+            depends_on=depends_on,
+            body=body,
+        )
+    )
+
+
+def wp_depend(
+    root: Path,
+    wp_id: str,
+    add: list[str] | None = None,
+    remove: list[str] | None = None,
+    mission: str | None = None,
+) -> dict[str, Any]:
+    from kitty.services.planning import depend
+
+    return _doc(depend(_open(root, mission), wp_id, add, remove))
+
+
+def wp_split(
+    root: Path,
+    wp_id: str,
+    title: str,
+    move: list[str] | None = None,
+    objective: str | None = None,
+    owns: list[str] | None = None,
+    mission: str | None = None,
+) -> dict[str, Any]:
+    from kitty.services.planning import split
+
+    return _doc(split(_open(root, mission), wp_id, title, move, objective, owns))
+
+
+def wp_show(root: Path, wp_id: str, mission: str | None = None) -> dict[str, Any]:
+    from kitty.services.planning import show
+
+    return _doc(show(_open(root, mission), wp_id))
+
+
+def wp_search(
+    root: Path, query: str, lane: str | None = None, mission: str | None = None
+) -> dict[str, Any]:
+    from kitty.services.planning import search
+
+    return _doc(search(_open(root, mission), query, lane))
+
+
+def finalize(
+    root: Path, mission: str | None = None, allow_placeholders: bool = False
+) -> dict[str, Any]:
+    from kitty.services.missions import finalize as run
+
+    return _doc(run(_open(root, mission), allow_placeholders))

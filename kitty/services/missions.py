@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog, layout
 from kitty.adapters.files import atomic_write, dump_json, read_text
+from kitty.core import placeholders
 from kitty.core.clock import format_at, ulid
 from kitty.core.limits import check_text
-from kitty.core.model import format_wp_id, kebab, wp_id_from_filename, wp_number
+from kitty.core.model import WorkPackage, format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
-from kitty.core.wpfile import dump_front_matter, one_line, parse_wp
+from kitty.core.wpfile import dump_front_matter, one_line, parse_wp, split_front_matter
 from kitty.errors import (
     AlreadyExists,
     DependencyCycle,
     EnvironmentProblem,
     NotFound,
+    SpecError,
     SpecErrors,
     UsageError,
 )
@@ -154,8 +158,14 @@ def create_mission(
 
 
 def _render_wp(
-    wp_id: str, title: str, deps: list[str], subtasks: list[str], owned: list[str]
+    wp_id: str,
+    title: str,
+    deps: list[str],
+    subtasks: list[str],
+    owned: list[str],
+    content: Content | None = None,
 ) -> str:
+    content = content or Content()
     front = {
         "work_package_id": wp_id,
         "title": title,
@@ -164,20 +174,97 @@ def _render_wp(
         "owned_files": owned,
         "execution_mode": "code_change",
     }
-    body_tasks = "\n".join(f"- [ ] {t}: describe this subtask" for t in subtasks) or "- (none)"
+    heading = f"# Work Package Prompt: {wp_id} – {one_line(title)}\n\n"
+    if content.body is not None:
+        return dump_front_matter(front) + "\n" + heading + content.body.rstrip("\n") + "\n"
+    texts = list(content.subtasks)
+    body_tasks = (
+        "\n".join(
+            placeholders.subtask_line(t, texts[i] if i < len(texts) else None)
+            for i, t in enumerate(subtasks)
+        )
+        or "- (none)"
+    )
+    objective = (content.objective or "").strip() or placeholders.OBJECTIVE
     return (
-        dump_front_matter(front) + "\n"
-        f"# Work Package Prompt: {wp_id} – {one_line(title)}\n\n"
-        "## Objectives\n\nDescribe what this work package delivers.\n\n"
+        dump_front_matter(front) + "\n" + heading + f"## Objectives\n\n{objective}\n\n"
         f"## Subtasks\n\n{body_tasks}\n\n"
         "## Definition of done\n\n- All subtasks done, tests written and passing.\n\n"
         "## Activity Log\n"
     )
 
 
+@dataclass(frozen=True)
+class Content:
+    """What the planner wrote for a new WP: an objective and subtask texts, or a whole body
+    (the Markdown under the heading). Whatever is left out gets the template's placeholder."""
+
+    objective: str | None = None
+    subtasks: tuple[str, ...] = ()
+    body: str | None = None
+
+    def check(self) -> None:
+        if self.body is not None and (self.objective is not None or self.subtasks):
+            raise UsageError(
+                "--body-file holds the whole body: it cannot be combined with --objective "
+                "or --subtask",
+                "write the objective and subtasks into the body file, or drop --body-file",
+            )
+        for label, text in [("objective", self.objective), ("body", self.body)]:
+            if text is not None and not text.strip():
+                raise UsageError(
+                    f"the {label} is empty", f"write the WP's {label}, or leave it out"
+                )
+        for text in self.subtasks:
+            if not text.strip() or any(c in text for c in "\n\r\x85\u2028\u2029"):
+                raise UsageError(
+                    f"subtask text {text!r} must be one non-empty line",
+                    'for example --subtask "POST /cart/items with validation"',
+                )
+
+
+MAX_BODY_BYTES = 1 << 20
+
+
+def read_body(name: str) -> str:
+    """The text of --body-file NAME ('-': standard input): UTF-8, at most 1 MiB."""
+    import sys
+
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(MAX_BODY_BYTES + 1)
+        else:
+            with open(name, "rb") as handle:
+                data = handle.read(MAX_BODY_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(
+            f"--body-file {name}: cannot read it: {exc.strerror or exc}",
+            "name a readable Markdown file, or '-' for standard input",
+        ) from None
+    if len(data) > MAX_BODY_BYTES:
+        raise UsageError(f"--body-file {name}: larger than 1 MiB", "a WP body is a short brief")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--body-file {name}: not UTF-8 text (byte {exc.start})", "save it as UTF-8"
+        ) from None
+
+
 def add_wp(
-    mission: Mission, title: str, depends_on: list[str], owns: list[str], subtask_count: int
+    mission: Mission,
+    title: str,
+    depends_on: list[str],
+    owns: list[str],
+    subtask_count: int,
+    content: Content | None = None,
+    then: Callable[[dict[str, Any], WorkPackage], Callable[[], None]] | None = None,
 ) -> dict[str, Any]:
+    """Write the next WP file. `then`, called under the same lock with the result and the new
+    WP before anything is written, may refuse (raise) or return what to write after it."""
+    content = content or Content()
+    content.check()
+    subtask_count = max(subtask_count, len(content.subtasks))
     if not title.strip():
         raise UsageError("a work package needs a title", 'pass --title "What it delivers"')
     if subtask_count < 0:
@@ -206,24 +293,54 @@ def add_wp(
         subtasks = [f"T{highest + i:03d}" for i in range(1, subtask_count + 1)]
         slug = kebab(title) or "work-package"
         path = tasks_dir / f"{wp_id}-{slug}.md"
-        rendered = _render_wp(wp_id, title, list(dict.fromkeys(deps)), subtasks, owns)
+        rendered = _render_wp(wp_id, title, list(dict.fromkeys(deps)), subtasks, owns, content)
         display = f"{mission.display}/tasks/{path.name}"
         back = parse_wp(display, path.name, rendered)  # what we write must read back
         if back.title != title:
             raise UsageError(f"the title {title!r} does not survive YAML", "simplify the title")
+        result = {
+            "mission": mission.slug,
+            "wp_id": wp_id,
+            "path": str(path),
+            "dependencies": deps,
+            "subtasks": subtasks,
+            "owned_files": owns,
+            #: lines of template text left to replace (finalize refuses them)
+            "placeholders": [line for line, _ in placeholders.find(rendered, 1)],
+        }
+        finish = then(result, back) if then is not None else None
         atomic_write(path, rendered)
+        if finish is not None:
+            finish()
     mission.refresh()
-    return {
-        "mission": mission.slug,
-        "wp_id": wp_id,
-        "path": str(path),
-        "dependencies": deps,
-        "subtasks": subtasks,
-        "owned_files": owns,
-    }
+    return result
 
 
-def validate(mission: Mission) -> Any:
+def placeholder_problems(mission: Mission) -> list[SpecError]:
+    """Every line of template text `kitty wp add` left untouched, with its file and line."""
+    found: list[SpecError] = []
+    for wp_id in sort_ids(mission.specset.wps):
+        wp = mission.specset.wps[wp_id]
+        if not placeholders.find(wp.body, 1):
+            continue  # the usual case: no second read of the file
+        text = read_text(mission.project.root / wp.path, wp.path) or ""
+        parts = split_front_matter(text)
+        if parts is None:
+            continue
+        for line, what in placeholders.find(parts[1], parts[2]):
+            found.append(
+                SpecError(
+                    wp.path,
+                    line,
+                    f"placeholder text from `kitty wp add` left as written: {what!r}",
+                    "write the WP's objective and subtasks there (an agent gets this text as "
+                    "its brief), or pass --allow-placeholders",
+                )
+            )
+    return found
+
+
+def validate(mission: Mission, extra: list[SpecError] | None = None) -> Any:
     """Check every WP file; raise SpecErrors / DependencyCycle; return the lane plan."""
     from kitty.core import dag
     from kitty.core.validate import format_cycle, mission_problems
@@ -234,7 +351,7 @@ def validate(mission: Mission) -> Any:
             f"{mission.display}/tasks has no WP files",
             f"add one: kitty wp add --mission {mission.slug} --title T",
         )
-    problems = list(specset.errors) + mission_problems(specset.all_wps)
+    problems = list(specset.errors) + mission_problems(specset.all_wps) + (extra or [])
     if problems:
         raise SpecErrors(problems)
     cycle = dag.find_cycle(dag.build_graph(specset.wps))
@@ -261,8 +378,11 @@ def lanes_document(mission: Mission, plan: Any, computed_at: str) -> dict[str, A
     }
 
 
-def finalize(mission: Mission) -> dict[str, Any]:
-    plan = validate(mission)
+def finalize(mission: Mission, allow_placeholders: bool = False) -> dict[str, Any]:
+    """Validate, write lanes.json and bootstrap new WPs to planned. Template placeholders are
+    problems, or (allow_placeholders) warnings."""
+    unwritten = placeholder_problems(mission)
+    plan = validate(mission, [] if allow_placeholders else unwritten)
     bootstrapped: list[str] = []
     lanes_changed = False
 
@@ -299,6 +419,7 @@ def finalize(mission: Mission) -> dict[str, Any]:
         "planning_artifact_wps": plan.planning_artifact_wps,
         "collapse_report": plan.collapse_report,
         "orphans": orphans,
+        "warnings": [p.message for p in unwritten],
     }
 
 

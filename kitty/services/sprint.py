@@ -593,19 +593,24 @@ class Sprint:
         key = (job.wp_id, job.role)
         failures = self.failures.get(key, 0) + (0 if sprintplan.left_done(job.role, lane) else 1)
         verdict = sprintplan.after_exit(job.role, lane, failures, self.opts.retries)
-        self.emit(
-            {
-                "event": "finished",
-                "wp_id": job.wp_id,
-                "role": job.role,
-                "agent": job.agent,
-                "how": how,
-                "lane": lane,
-                "ok": verdict == sprintplan.DONE,
-                "seconds": round(seconds, 1),
-                "log": str(job.log_path),
-            }
-        )
+        finished: dict[str, Any] = {
+            "event": "finished",
+            "wp_id": job.wp_id,
+            "role": job.role,
+            "agent": job.agent,
+            "how": how,
+            "lane": lane,
+            "ok": verdict == sprintplan.DONE,
+            "seconds": round(seconds, 1),
+            "log": str(job.log_path),
+        }
+        state = mission.board.wps.get(job.wp_id)
+        if job.role == sprintplan.REVIEW and verdict == sprintplan.DONE and state is not None:
+            # The review's verdict and the WP's review cycle: a rejection is not a success.
+            last = state.reviews[-1].verdict if state.reviews else None
+            finished["verdict"] = last if lane in review_lanes(last) else None
+            finished["cycle"] = state.review_cycles
+        self.emit(finished)
         if verdict == sprintplan.DONE:
             return
         if verdict == sprintplan.HALT_REVIEW:
@@ -804,3 +809,12 @@ class Sprint:
         result["problems"] = [alone] if alone and not self.opts.review_panel else []
         self.emit(result)
         return result
+
+
+def review_lanes(verdict: str | None) -> tuple[str, ...]:
+    """The lanes a reviewer's `verdict` leaves a WP in (tells a fresh verdict from a stale one)."""
+    if verdict == "approved":
+        return (lanes.APPROVED, lanes.DONE)
+    if verdict == "changes_requested":
+        return (lanes.PLANNED, lanes.IN_PROGRESS)
+    return ()

@@ -67,7 +67,8 @@ LEFT_TO_CLICK = [
     ["move", "WP01", "claimed", "--review-feedback-file", "fb.md"],
     ["move", "WP01", "approved", "--force", "--self-review-fallback"],
     ["move", "WP01", "claimed", "--agent", "a", "--agent", "b"],
-    ["move", "WP01", "--to", "claimed"],
+    ["move", "WP01", "claimed", "--to", "claimed"],  # the lane twice: click refuses it
+    ["move", "WP01", "--to", "claimed", "--to", "planned"],
     ["agent", "tasks", "move-task", "WP01"],
     ["agent", "tasks", "move-task", "WP01", "claimed"],
     ["agent", "tasks", "move-task", "--help"],
@@ -183,6 +184,8 @@ WRITES = [
     ["move", "WP01", "claimed", "--agent", "claude"],
     ["move", "WP1", "claimed", "--agent", "claude", "--json"],
     ["move", "1", "claimed", "--agent=claude", "-m", WSLUG],
+    ["move", "WP01", "--to", "claimed", "--agent", "claude"],  # move-task's spelling
+    ["move", "--to=claimed", "WP01", "--json"],
     ["move", "WP01", "claimed"],  # the actor from git's identity
     ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "--agent", "claude", "--json"],
     ["agent", "tasks", "move-task", "--to=claimed", "WP01", "-a", "claude", f"--mission={WSLUG}"],

@@ -105,6 +105,11 @@ SUCCESS: list[tuple[str, ...]] = [
     ("review", "show", "WP01"),
     ("sprint", "--implementer", "claude", "--reviewer", "codex", "--dry-run"),
     ("wp", "add", "--title", "Later", "--owns", "src/later/**"),
+    ("wp", "show", "WP02"),
+    ("wp", "search", "later"),
+    ("wp", "edit", "WP03", "--objective", "Later, with an objective"),
+    ("wp", "depend", "WP03", "--on", "WP02"),
+    ("wp", "split", "WP03", "--title", "Even later"),
     ("mission", "create", "second"),
 ]
 

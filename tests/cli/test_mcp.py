@@ -16,6 +16,9 @@ from tests.helpers import git, kitty, make_mission, ok
 
 mcp = pytest.importorskip("mcp")
 
+EXECUTION = ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
+PLANNING = ["wp_add", "wp_edit", "wp_depend", "wp_split", "wp_show", "wp_search", "finalize"]
+READ_ONLY = {"status", "wp_show", "wp_search"}
 WPS = [
     {"wp_id": "WP01", "title": "Cart API", "subtasks": ["T001"], "owned": ["src/cart/**"]},
     {"wp_id": "WP02", "title": "Cart UI", "deps": ["WP01"], "owned": ["web/**"]},
@@ -23,9 +26,13 @@ WPS = [
 
 
 def session(
-    repo: Path, calls: list[tuple[str, dict[str, Any]]], command: list[str] | None = None
+    repo: Path,
+    calls: list[tuple[str, dict[str, Any]]],
+    command: list[str] | None = None,
+    listing: list[Any] | None = None,
 ) -> list[Any]:
-    """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results."""
+    """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results (the
+    listed tools' names first; the SDK's Tool objects go into `listing` when given)."""
     import anyio
     from mcp import Client, StdioServerParameters
 
@@ -40,6 +47,8 @@ def session(
         async with Client(params, read_timeout_seconds=60) as client:
             tools = await client.list_tools()
             results.append(sorted(t.name for t in tools.tools))
+            if listing is not None:
+                listing.extend(tools.tools)
             for name, arguments in calls:
                 results.append(await client.call_tool(name, arguments))
         return results
@@ -96,9 +105,7 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
             ),
         ],
     )
-    assert listed == sorted(
-        ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
-    )
+    assert listed == sorted([*EXECUTION, *PLANNING])
     got = payload(status)
     assert got["schema"] == 1 and not status.is_error
     assert got["work_packages"] == expected_status["work_packages"]
@@ -169,11 +176,11 @@ INITIALIZE = {
 INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
 
 
-def test_malformed_lines_get_no_reply_and_the_server_stays_up(planned: Path) -> None:
-    """Pinned behaviour of the MCP SDK's stdio transport (mcp 2.x, mcp/server/stdio.py):
-    a line that is not a JSON-RPC message is dropped (logged at debug level) with no
-    -32700/-32600 error reply; the server keeps serving, and the next request is
-    answered. The README's MCP section says so."""
+def test_malformed_lines_get_json_rpc_errors_and_the_server_stays_up(planned: Path) -> None:
+    """JSON-RPC 2.0 §5.1: a line that is not JSON is answered -32700 (id null), a JSON
+    value that is not a request object -32600; the server keeps serving, and the next
+    request is answered. (The SDK's stdio transport, used before kitty served MCP
+    itself, dropped such lines without a reply.)"""
     replies = _raw_session(
         planned,
         [
@@ -181,18 +188,19 @@ def test_malformed_lines_get_no_reply_and_the_server_stays_up(planned: Path) -> 
             b"{\n",
             b"[1, 2]\n",
             b'{"jsonrpc": "2.0", "id": 7}\n',
-            b'{"id": 8, "method": "ping"}\n',
+            b'{"jsonrpc": "2.0", "id": 9, "result": {}}\n',  # a response: nothing to say
             _request(1, "initialize", INITIALIZE),
             INITIALIZED,
             b"\x00\xff garbage\n",
             _request(2, "tools/call", {"name": "status", "arguments": {}}),
             _request(3, "ping", {}),
         ],
-        3,
+        8,
     )
-    by_id = {r.get("id"): r for r in replies}
-    assert sorted(by_id) == [1, 2, 3]  # nothing for the malformed lines
-    assert all("error" not in r for r in replies)
+    codes = [(r.get("id"), r["error"]["code"]) for r in replies if "error" in r]
+    assert codes == [(None, -32700), (None, -32700), (None, -32600), (7, -32600), (None, -32700)]
+    by_id = {r["id"]: r for r in replies if "result" in r}
+    assert sorted(by_id) == [1, 2, 3]
     status = json.loads(by_id[2]["result"]["content"][0]["text"])
     assert status["schema"] == 1 and len(status["work_packages"]) == 2
 
@@ -223,3 +231,130 @@ def test_limits_apply_over_the_wire(planned: Path) -> None:
     assert error["code"] == "usage" and "agent id" in error["message"]
     assert len(error["message"]) < 300
     assert log.read_bytes() == before
+
+
+def test_every_tool_and_parameter_is_described(planned: Path) -> None:
+    listing: list[Any] = []
+    session(planned, [], listing=listing)
+    by_name = {t.name: t for t in listing}
+    assert set(by_name) == {*EXECUTION, *PLANNING}
+    for tool in listing:
+        assert tool.description and not tool.description.startswith(" ")
+        assert "\n " not in tool.description, f"{tool.name}: source indentation"
+        properties = tool.input_schema["properties"]
+        for name, schema in properties.items():
+            assert schema.get("description"), f"{tool.name}.{name} has no description"
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (tool.name in READ_ONLY), tool.name
+    lanes = by_name["move"].input_schema["properties"]["to"]["enum"]
+    assert {"planned", "claimed", "in_progress", "for_review", "in_review", "approved"} <= set(
+        lanes
+    )
+    assert by_name["move"].input_schema["required"] == ["wp_id", "to"]
+
+
+def test_planning_over_mcp_matches_the_cli(repo: Path) -> None:
+    ok(repo, "init")
+    ok(repo, "mission", "create", "shop")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("wp_add", {"title": "Catalog", "objective": "Books", "subtasks": ["model", "csv"]}),
+        ("wp_add", {"title": "Cart", "depends_on": ["WP01"], "objective": "A cart"}),
+        ("wp_edit", {"wp_id": "WP02", "title": "Cart model", "owns": ["src/cart.py"]}),
+        ("wp_depend", {"wp_id": "WP01", "add": ["WP02"]}),
+        ("wp_depend", {"wp_id": "WP02", "remove": ["WP01"]}),
+        ("wp_split", {"wp_id": "WP01", "title": "CSV import", "move": ["T002"]}),
+        ("wp_show", {"wp_id": "WP01"}),
+        ("wp_search", {"query": "csv"}),
+        ("finalize", {}),
+        ("finalize", {"allow_placeholders": True}),
+        ("wp_edit", {"wp_id": "WP01", "colour": "red"}),
+    ]
+    _, added, cart, edited, cycle, depended, split, shown, found, refused, done, bad = session(
+        repo, calls
+    )
+    assert payload(added)["wp_id"] == "WP01" and payload(added)["subtasks"] == ["T001", "T002"]
+    assert payload(cart)["dependencies"] == ["WP01"]
+    assert payload(edited)["changed"] == ["title", "owned_files"]
+    assert cycle.is_error and payload(cycle)["error"]["code"] == "dependency_cycle"
+    assert payload(depended)["dependencies"] == [] and payload(depended)["removed"] == ["WP01"]
+    assert payload(split)["new"]["wp_id"] == "WP03"
+    cli_view = ok(repo, "wp", "show", "WP01", "--json").json()  # (finalized since)
+    assert (payload(shown)["lane"], cli_view["lane"]) == (None, "planned")
+    assert {**payload(shown), "lane": "planned"} == cli_view
+    assert [r["id"] for r in payload(found)["results"]] == ["WP03"]
+    assert refused.is_error and payload(refused)["error"]["code"] == "spec_error"
+    assert "placeholder text" in payload(refused)["error"]["message"]  # WP03's objective
+    assert not done.is_error and payload(done)["warnings"]
+    assert bad.is_error and payload(bad)["error"]["code"] == "usage"
+    assert "colour" in payload(bad)["error"]["message"]
+
+
+def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
+    """`kitty mcp` answers `initialize` and `tools/list` without importing the MCP SDK,
+    pydantic, click or the services (the SDK's import alone took 1.4-2.8 s of the 2.5-4.3 s
+    a client waited for `initialize`)."""
+    import subprocess
+
+    from kitty.services import mcp_server, mcp_tools
+
+    probe = (
+        "import sys\n"
+        "from kitty.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    heavy = ('mcp', 'pydantic', 'anyio', 'click', 'kitty.services.workspace')\n"
+        "    print('HEAVY=' + ','.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+        "    raise\n"
+    )
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "bogus"},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ["status"]},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "-C", str(planned), "mcp"],
+        input="".join(json.dumps(m) + "\n" for m in messages) + "not json\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "HEAVY="
+    first, listed, unknown, no_tool, listed_params, garbled = map(
+        json.loads, done.stdout.splitlines()
+    )
+    assert listed_params["error"]["code"] == -32602
+    assert first["result"]["protocolVersion"] == "2025-06-18"
+    assert first["result"]["serverInfo"]["name"] == "kitty"
+    assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    names = [t["name"] for t in listed["result"]["tools"]]
+    assert names == [t.name for t in mcp_server.tools()] and len(names) == 14
+    assert all(hasattr(mcp_tools, t.call) for t in mcp_server.tools())
+    assert unknown["error"]["code"] == -32601 and no_tool["error"]["code"] == -32602
+    assert garbled == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": (
+        "Parse error: each line must be one JSON-RPC message")}}  # fmt: skip
+
+
+def test_the_fast_route_refuses_like_click(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kitty import fastpath
+
+    assert fastpath.run(["-C", str(tmp_path), "mcp", "--help"]) is None  # click's to explain
+    code = fastpath.run(["-C", str(tmp_path), "mcp"])
+    fast = capsys.readouterr()
+    full = kitty(tmp_path, "mcp")
+    assert (code, fast.out, fast.err) == (full.code, full.out, full.err) and code == 1

@@ -180,7 +180,7 @@ def test_status_refresh_failure_after_append_is_exit_0_with_rebuild_hint(
 def test_wp_add_title_with_newline_and_dashes_reads_back(repo: Path) -> None:
     make_mission(repo, wps=[], finalize=False)
     title = "Evil\n---\nowned_files: ['**']\n---"
-    added = ok(repo, "wp", "add", "--title", title, "--json").json()
+    added = ok(repo, "wp", "add", "--title", title, "--objective", "x", "--json").json()
     ok(repo, "finalize")
     shown = kitty(repo, "doctor", "--json").json()
     assert shown["problems"] == []

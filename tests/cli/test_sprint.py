@@ -182,6 +182,12 @@ def test_six_wps_parallel_three_complete_and_merge(
     for i in range(1, 7):
         assert (repo / f"impl_wp0{i}.txt").is_file()
     wp02 = next(r for r in end["summary"] if r["wp_id"] == "WP02")
+    reviews = [
+        (e["verdict"], e["cycle"], e["lane"])
+        for e in stream
+        if e["event"] == "finished" and e["wp_id"] == "WP02" and e["role"] == "review"
+    ]
+    assert reviews == [("changes_requested", 1, "planned"), ("approved", 1, "approved")]
     assert wp02["review_cycles"] == 1 and wp02["implementers"] in (["claude"], ["gemini"])
     # completion-driven: WP01's review started before the last first-wave implementation ended
     order = [(e["event"], e["wp_id"], e.get("role")) for e in stream if "wp_id" in e]

@@ -153,10 +153,8 @@ def test_concurrent_claimers_never_double_claim(repo: Path) -> None:
 
 def test_parallel_wp_add_allocates_distinct_valid_wps(repo: Path) -> None:
     mission = make_mission(repo, wps=[], finalize=False)
-    procs = [
-        _spawn(repo, "wp", "add", "--title", f"Part {i}", "--subtasks", "2", "--json")
-        for i in range(8)
-    ]
+    brief = ["--objective", "A part", "--subtask", "the code", "--subtask", "its tests"]
+    procs = [_spawn(repo, "wp", "add", "--title", f"Part {i}", *brief, "--json") for i in range(8)]
     results = []
     for proc in procs:
         out, err = proc.communicate(timeout=120)

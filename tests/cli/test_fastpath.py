@@ -179,6 +179,8 @@ WSLUG = "write-01WRITEPA"
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(\+00:00|Z)?")
 CRASH_LOG = re.compile(r"\S*kitty-crash-\S+\.log")
+# "claimed by claude for 0s": the two runs may fall either side of a second under load
+AGE = re.compile(r"\bfor \d+[smhd](\d+[mh])?\b")
 
 WRITES = [
     ["move", "WP01", "claimed", "--agent", "claude"],
@@ -254,7 +256,8 @@ def _files(repo: Path) -> dict[str, str]:
 
 
 def _mask(text: str) -> str:
-    return CRASH_LOG.sub("<log>", STAMP.sub("<at>", ULID.sub("<ulid>", text)))
+    masked = CRASH_LOG.sub("<log>", STAMP.sub("<at>", ULID.sub("<ulid>", text)))
+    return AGE.sub("for <age>", masked)
 
 
 def _both(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,11 +30,20 @@ REF = "review-cycle://demo-01ABCDEF/WP01-thing/review-cycle-1.md"
 
 
 def records(mission: Path, last: int) -> list[dict[str, Any]]:
-    lines = (mission / "status.events.jsonl").read_text().splitlines()[-last:]
+    """The last `last` lines, without their ids and times. Each transition's causal link
+    (`kitty_after`) is checked: the id of the WP's previous transition, null for none."""
+    lines = (mission / "status.events.jsonl").read_text().splitlines()
+    previous: dict[str, str | None] = {}
     out = []
-    for line in lines:
+    for number, line in enumerate(lines):
         event = json.loads(line)
-        assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", event.pop("event_id"))
+        event_id = event.pop("event_id")
+        if "from_lane" in event:
+            assert event.pop("kitty_after") == previous.get(event["wp_id"]), line
+            previous[event["wp_id"]] = event_id
+        if number < len(lines) - last:
+            continue
+        assert re.fullmatch(r"[0-9A-HJKMNP-TV-Z]{26}", event_id)
         assert event.pop("at").endswith("+00:00")
         out.append(event)
     return out

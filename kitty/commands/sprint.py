@@ -104,6 +104,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"⚖ {event['wp_id']}: {event['note']}"
     if kind == "adopt":
         return f"⟲ adopting {event['wp_id']} ({event['role']} by {event['agent']}): {event['how']}"
+    if kind == "versions":
+        return "\n".join(version_lines(event["agents"]))
     if kind in ("notice", "error"):
         return f"{kind}: {event.get('wp_id', '')} {event['message']}".replace("  ", " ")
     if kind == "accepted":
@@ -115,6 +117,19 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "dry_run":
         return dry_run_text(event)
     return None
+
+
+def version_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`agent claude: claude 2.1.332 (Claude Code) (tested 2.1.332 up to 2.2)`, and a
+    `warning:` line under each CLI outside that range or whose version is unreadable."""
+    lines = []
+    for row in rows:
+        shown = row["version"] or ("version unknown" if row["found"] else "not found on PATH")
+        tested = f" (tested {row['tested']})" if row["tested"] else ""
+        lines.append(f"agent {row['agent']}: {row['executable']} {shown}{tested}")
+        if row["warning"]:
+            lines.append(f"warning: {row['warning']}")
+    return lines
 
 
 def summary_text(event: dict[str, Any]) -> str:

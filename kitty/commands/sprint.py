@@ -257,6 +257,13 @@ def sprint(
     Exits 0 when every WP is approved (and merged with --merge), 1 when work
     stopped (blocked WPs, a failed reviewer); re-run it to resume.
 
+    Built-in agents whose command line was run against the real CLI from
+    the npm registry (tests/agents; `kitty doctor` shows the versions):
+    claude, codex, gemini, qwen, opencode, auggie. Not verified (their
+    command line comes from the implement-review skill's dispatch table):
+    llxprt, kilocode, cursor. Any other CLI: agents.commands.<name> in
+    .kittify/config.yaml, after `kitty trust`.
+
     \b
     Examples:
       kitty sprint --implementer claude --reviewer codex --parallel 3

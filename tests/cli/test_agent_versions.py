@@ -103,3 +103,14 @@ def test_a_denied_tool_call_is_reported_not_taken_for_success(
     (blocked,) = [e for e in events(done) if e["event"] == "blocked"]
     assert "was denied 1 tool call(s): Bash(git commit -am wip)" in blocked["reason"]
     assert lanes_of(repo) == {"WP01": "blocked"}
+
+
+def test_sprint_help_names_the_verified_and_the_not_verified_builtins(repo: Path) -> None:
+    from kitty.adapters.agents import NOT_VERIFIED
+
+    text = " ".join(kitty(repo, "sprint", "--help").out.split())
+    verified = text.split("npm registry")[1].split("Not verified")[0]
+    not_verified = text.split("Not verified")[1].split("Any other CLI")[0]
+    assert all(name in verified for name in TESTED), verified
+    assert all(name in not_verified for name in NOT_VERIFIED), not_verified
+    assert not any(f" {name}," in verified for name in NOT_VERIFIED)

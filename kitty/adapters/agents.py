@@ -65,8 +65,13 @@ def _claude(d: Dispatch) -> Invocation:
 
 def _codex(d: Dispatch) -> Invocation:
     # danger-full-access: `workspace-write` keeps .git read-only, so the agent could not
-    # commit; codex exec never asks for approval.
-    argv = ["codex", "exec", "--sandbox", "danger-full-access", "-C", d.workspace]
+    # commit; codex exec never asks for approval. allow_login_shell=false: its commands
+    # run in `bash -c`, not `bash -lc`, whose /etc/profile resets PATH on Debian and
+    # loses the `kitty` the prompt tells it to run.
+    argv = [
+        "codex", "exec", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
+        "-C", d.workspace,
+    ]  # fmt: skip
     if d.role == "review":  # the skill's reviewer line: see the repo, keep the verdict text
         argv += ["--add-dir", d.repo]
         if d.extra.get("result_file"):

@@ -80,7 +80,17 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
     tools = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
     on_stdin = {
         "claude": ["claude", "-p", "--output-format", "json", "--allowedTools", tools],
-        "codex": ["codex", "exec", "--sandbox", "danger-full-access", "-C", "/ws", "-"],
+        "codex": [
+            "codex",
+            "exec",
+            "--sandbox",
+            "danger-full-access",
+            "-c",
+            "allow_login_shell=false",
+            "-C",
+            "/ws",
+            "-",
+        ],
         "gemini": ["gemini", "--skip-trust", "--approval-mode", "yolo", "--output-format", "json"],
         "opencode": ["opencode", "run", "--dir", "/ws", "--auto", "--format", "json"],
         "qwen": ["qwen", "--approval-mode", "yolo", "--output-format", "json"],
@@ -142,6 +152,8 @@ def test_fake_clis_receive_the_exact_argv(repo: Path, fakes: Path) -> None:
         "exec",
         "--sandbox",
         "danger-full-access",
+        "-c",
+        "allow_login_shell=false",
         "-C",
         workspace,
         "--add-dir",

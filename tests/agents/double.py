@@ -64,7 +64,7 @@ class Script:
         if role == "Review":
             diff = _one(r"^    (git -C \S+ diff \S+)$", prompt)
             verdict = _review_verdict(prompt, wp, self, rest)
-            return [Action("shell", diff), Action("shell", verdict), Action("say", "Reviewed.")]
+            return [Action("shell", diff), *verdict, Action("say", "Reviewed.")]
         owned = _one(r"^- Only files in the write scope changed: (\S+)\.$", prompt)
         target = f"{workspace}/{owned}"
         content = f"{wp} implemented by the double\n"
@@ -100,14 +100,15 @@ def _one(pattern: str, text: str) -> str:
     return match.group(1)
 
 
-def _review_verdict(prompt: str, wp: str, script: Script, rest: str) -> str:
+def _review_verdict(prompt: str, wp: str, script: Script, rest: str) -> list[Action]:
     if wp in script.reject and "(cycle" not in rest:  # the first review of that WP
         feedback = script.feedback_dir / f"{wp}-feedback.md"
         line = _one(r"^    (kitty agent tasks move-task .+ --to planned .+)$", prompt)
         line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
-        return f"printf '%s\\n' 'Say that it was fixed after review.' > {feedback} && {line}"
+        text = "Say in the file that it was fixed after review.\n"
+        return [Action("write", text, str(feedback)), Action("shell", line)]
     line = _one(r"^    (kitty agent tasks move-task .+ --to approved .+)$", prompt)
-    return line.replace("<summary>", f"{wp} looks right")
+    return [Action("shell", line.replace("<summary>", f"{wp} looks right"))]
 
 
 # -- Anthropic Messages (claude) -----------------------------------------------------
@@ -251,6 +252,12 @@ def responses(script: Script) -> Any:
         )
         action = script.step(prompt, done) if prompt else Action("say", "Nothing to do.")
         response_id = f"resp_{next(_ids):06d}"
+        if action.tool == "write":  # codex edits through its shell
+            quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))
+            write = f"mkdir -p {folder} && printf '%s' {shlex.quote(action.text)} > {quoted}"
+            action = Action("shell", write)
+        elif action.tool == "read":
+            action = Action("shell", f"cat {shlex.quote(action.path)}")
         if action.tool == "shell":
             call_id = f"call_{next(_ids):06d}"
             item: dict[str, Any] = {

@@ -114,3 +114,17 @@ def test_sprint_help_names_the_verified_and_the_not_verified_builtins(repo: Path
     assert all(name in verified for name in TESTED), verified
     assert all(name in not_verified for name in NOT_VERIFIED), not_verified
     assert not any(f" {name}," in verified for name in NOT_VERIFIED)
+
+
+def test_denials_are_read_from_claudes_object_and_qwens_message_array() -> None:
+    from kitty.adapters.agents import denials
+
+    claude = '{"type":"result","subtype":"success","permission_denials":[]}'
+    assert denials("claude", "noise\n" + claude) == []
+    qwen = (
+        '[{"type":"system"},{"type":"result","permission_denials":'
+        '[{"tool_name":"run_shell_command","tool_input":{"command":"rm -rf build"}}]}]'
+    )
+    assert denials("qwen", qwen) == ["run_shell_command(rm -rf build)"]
+    assert denials("codex", qwen) == []  # codex has no such report
+    assert denials("claude", "not json at all") == []

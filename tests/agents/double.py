@@ -13,9 +13,10 @@ says the step. The script:
   first when fixing: claude refuses to overwrite a file it has not read), then run
   the prompt's own `kitty safe-commit …` and `kitty agent tasks move-task … --to
   for_review` lines with the placeholders filled in, then say it is done;
-* reviewer (`# Review WPnn`): run the prompt's `git -C … diff` line, then either
-  reject once (`REJECT` names the WPs: feedback file, then the prompt's `--to planned`
-  line) or approve with the prompt's `--to approved` line, then say it is done.
+* reviewer (`# Review WPnn`): run the prompt's `git -C … diff` line, then reject
+  (a feedback file, then the prompt's `--to planned` line) when the diff lacks the
+  WP's work or on the first review of a WP in `reject`; otherwise approve with the
+  prompt's `--to approved` line; then say it is done.
 
 Written by hand on the standard library: the mock-LLM servers on PyPI (mockllm,
 ai-mock) answer canned text, not scripted tool calls, and speak neither Anthropic
@@ -55,7 +56,7 @@ class Script:
     prompts: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # every command it asked to run
 
-    def plan(self, prompt: str) -> list[Action]:
+    def plan(self, prompt: str, results: list[str]) -> list[Action]:
         header = re.search(r"^# (Implement|Fix|Review) (WP\d+)(.*)$", prompt, re.M)
         if header is None:
             return [Action("say", "Nothing to do.")]
@@ -63,7 +64,8 @@ class Script:
         workspace = _one(r"^    cd (\S+)$", prompt)
         if role == "Review":
             diff = _one(r"^    (git -C \S+ diff \S+)$", prompt)
-            verdict = _review_verdict(prompt, wp, self, rest)
+            shown = results[0] if results else None  # the diff's output, once it ran
+            verdict = _review_verdict(prompt, wp, self, rest, shown)
             return [Action("shell", diff), *verdict, Action("say", "Reviewed.")]
         owned = _one(r"^- Only files in the write scope changed: (\S+)\.$", prompt)
         target = f"{workspace}/{owned}"
@@ -84,10 +86,12 @@ class Script:
         ]
         return actions
 
-    def step(self, prompt: str, done: int) -> Action:
+    def step(self, prompt: str, results: list[str]) -> Action:
+        """The next action, after the tool `results` the conversation carries so far."""
+        done = len(results)
         if done == 0:
             self.prompts.append(prompt)
-        actions = self.plan(prompt)
+        actions = self.plan(prompt, results)
         action = actions[min(done, len(actions) - 1)]
         if action.tool == "shell":
             self.commands.append(action.text)
@@ -100,12 +104,21 @@ def _one(pattern: str, text: str) -> str:
     return match.group(1)
 
 
-def _review_verdict(prompt: str, wp: str, script: Script, rest: str) -> list[Action]:
-    if wp in script.reject and "(cycle" not in rest:  # the first review of that WP
+def _review_verdict(
+    prompt: str, wp: str, script: Script, rest: str, diff: str | None
+) -> list[Action]:
+    """Reject once when asked to (`script.reject`), and whenever the diff lacks the
+    WP's work (an implementer that did not write its file); otherwise approve."""
+    missing = diff is not None and f"+{wp} implemented by the double" not in diff
+    if missing or (wp in script.reject and "(cycle" not in rest):
         feedback = script.feedback_dir / f"{wp}-feedback.md"
         line = _one(r"^    (kitty agent tasks move-task .+ --to planned .+)$", prompt)
         line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
-        text = "Say in the file that it was fixed after review.\n"
+        text = (
+            "The diff does not contain the work.\n"
+            if missing
+            else "Say in the file that it was fixed after review.\n"
+        )
         return [Action("write", text, str(feedback)), Action("shell", line)]
     line = _one(r"^    (kitty agent tasks move-task .+ --to approved .+)$", prompt)
     return [Action("shell", line.replace("<summary>", f"{wp} looks right"))]
@@ -141,14 +154,14 @@ def anthropic(script: Script) -> Any:
             blocks: list[dict[str, Any]] = [{"type": "text", "text": "Kitty work package"}]
             stop = "end_turn"
         else:
-            done = sum(
-                1
+            results = [
+                "".join(_texts(b.get("content")))
                 for m in messages
                 if isinstance(m.get("content"), list)
                 for b in m["content"]
                 if isinstance(b, dict) and b.get("type") == "tool_result"
-            )
-            action = script.step(prompt, done)
+            ]
+            action = script.step(prompt, results)
             blocks, stop = _anthropic_blocks(action), "tool_use"
             if action.tool == "say":
                 stop = "end_turn"
@@ -247,10 +260,12 @@ def responses(script: Script) -> Any:
             if isinstance(part, dict) and part.get("type") == "input_text"
         ]
         prompt = _kitty_prompt(texts)
-        done = sum(
-            1 for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
-        )
-        action = script.step(prompt, done) if prompt else Action("say", "Nothing to do.")
+        results = [
+            str(i.get("output", ""))
+            for i in items
+            if isinstance(i, dict) and i.get("type") == "function_call_output"
+        ]
+        action = script.step(prompt, results) if prompt else Action("say", "Nothing to do.")
         response_id = f"resp_{next(_ids):06d}"
         if action.tool == "write":  # codex edits through its shell
             quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))

@@ -7,7 +7,10 @@ STAMP  := $(VENV)/.kitty-installed
 # (tests/oracle). Test setup only, never a dependency of kitty.
 ORACLE := .oracle-venv/.installed
 
-.PHONY: demo test lint bench mutation clean
+AGENTS := tests/agents
+AGENTS_STAMP := $(AGENTS)/node_modules/.kitty-installed
+
+.PHONY: demo test lint bench mutation clean agent-clis
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +28,25 @@ $(ORACLE):
 		--disable-pip-version-check spec-kitty-cli==3.2.7
 	@touch $(ORACLE)
 
-test: $(STAMP) $(ORACLE) lint  ## lint, type-check and run the whole suite
+test: $(STAMP) $(ORACLE) lint agent-clis  ## lint, type-check and run the whole suite
 	$(BIN)/python -m pytest
+
+# The real agent CLIs for tests/agents, at the exact versions of its package-lock.json,
+# from the npm registry only. `npm install --no-save` rather than `npm ci`: the lock
+# cannot list the other platforms' optional binary packages (the registry here lacks
+# them) and `npm ci` refuses such a lock. No package script runs; claude and opencode
+# then copy their platform binary (an npm optional dependency) in place with their own
+# postinstall, which downloads nothing. Without npm the tests skip (in CI with npm, a
+# missing CLI fails them).
+agent-clis:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(AGENTS_STAMP); \
+	else echo "npm not found: tests/agents (the real agent CLIs) will be skipped"; fi
+
+$(AGENTS_STAMP): $(AGENTS)/package.json $(AGENTS)/package-lock.json
+	cd $(AGENTS) && npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(AGENTS)/node_modules/@anthropic-ai/claude-code && node install.cjs
+	cd $(AGENTS)/node_modules/opencode-ai && node postinstall.mjs
+	@touch $@
 
 lint: $(STAMP)
 	$(BIN)/ruff check kitty tests benchmarks mutation
@@ -45,3 +65,4 @@ bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
 
 clean:
 	rm -rf $(VENV) .oracle-venv .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(AGENTS)/node_modules

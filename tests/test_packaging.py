@@ -81,7 +81,8 @@ def test_sdist_carries_the_whole_test_suite_and_the_license(dist: tuple[Path, st
     wanted = {
         p.relative_to(ROOT).as_posix()
         for p in (ROOT / "tests").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
+        # node_modules: the agent CLIs `make test` installs for tests/agents
+        if p.is_file() and "__pycache__" not in p.parts and "node_modules" not in p.parts
     }
     assert wanted - names == set()
     assert {"LICENSE", "README.md", "CHANGELOG.md", "Makefile", "benchmarks/bench.py"} <= names

@@ -1,11 +1,15 @@
 """Agent CLI backends: the exact command line each headless agent is dispatched with.
 
-The prompt is always passed as an argument list (or on stdin), never through a
-shell. Command lines follow the dispatch table of the implement-review skill.
+The prompt goes on stdin where the CLI reads it there (an argument, never through a
+shell, otherwise). The command lines of the CLIs in `TESTED` are the ones their
+current releases accept, run against the real binaries by tests/agents; the ones in
+`NOT_VERIFIED` follow the dispatch table of the implement-review skill.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -41,14 +45,33 @@ class Dispatch:
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
+#: What a claude implementer or reviewer may do without asking (`claude -p` denies every
+#: other tool call): read and edit files in its working directory, and run `git` and
+#: `kitty` there. Narrower than `--permission-mode bypassPermissions`, which claude
+#: refuses when run as root anyway.
+CLAUDE_TOOLS = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
+
+
 def _claude(d: Dispatch) -> Invocation:
+    # claude has no directory flag: the worktree is its cwd. The prompt goes on stdin
+    # (an argument is capped at 128 KiB by the kernel, and one starting with "-" would
+    # be read as an option).
     return Invocation(
-        ["claude", "-p", d.prompt, "--output-format", "json", "-C", d.workspace], d.workspace
+        ["claude", "-p", "--output-format", "json", "--allowedTools", CLAUDE_TOOLS],
+        d.workspace,
+        stdin=d.prompt,
     )
 
 
 def _codex(d: Dispatch) -> Invocation:
-    argv = ["codex", "exec", "--sandbox", "danger-full-access", "-C", d.workspace]
+    # danger-full-access: `workspace-write` keeps .git read-only, so the agent could not
+    # commit; codex exec never asks for approval. allow_login_shell=false: its commands
+    # run in `bash -c`, not `bash -lc`, whose /etc/profile resets PATH on Debian and
+    # loses the `kitty` the prompt tells it to run.
+    argv = [
+        "codex", "exec", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
+        "-C", d.workspace,
+    ]  # fmt: skip
     if d.role == "review":  # the skill's reviewer line: see the repo, keep the verdict text
         argv += ["--add-dir", d.repo]
         if d.extra.get("result_file"):
@@ -57,9 +80,13 @@ def _codex(d: Dispatch) -> Invocation:
 
 
 def _gemini(d: Dispatch) -> Invocation:
+    # No directory flag: the worktree is the cwd. --skip-trust trusts it for this session
+    # only (in an untrusted folder gemini drops the approval mode back to "default",
+    # which nobody answers headless). The prompt on stdin runs it headless.
     return Invocation(
-        ["gemini", "-p", d.prompt, "--yolo", "--output-format", "json", "-C", d.workspace],
+        ["gemini", "--skip-trust", "--approval-mode", "yolo", "--output-format", "json"],
         d.workspace,
+        stdin=d.prompt,
     )
 
 
@@ -68,15 +95,20 @@ def _llxprt(d: Dispatch) -> Invocation:
 
 
 def _opencode(d: Dispatch) -> Invocation:
+    # `run` reads the message from stdin; --auto approves what the config does not deny.
     return Invocation(
-        ["opencode", "run", d.prompt, "--format", "json", "-C", d.workspace], d.workspace
+        ["opencode", "run", "--dir", d.workspace, "--auto", "--format", "json"],
+        d.workspace,
+        stdin=d.prompt,
     )
 
 
 def _qwen(d: Dispatch) -> Invocation:
+    # No directory flag: the worktree is the cwd; the prompt on stdin (-p is deprecated).
     return Invocation(
-        ["qwen", "-p", d.prompt, "--yolo", "--output-format", "json", "-C", d.workspace],
+        ["qwen", "--approval-mode", "yolo", "--output-format", "json"],
         d.workspace,
+        stdin=d.prompt,
     )
 
 
@@ -85,7 +117,20 @@ def _kilocode(d: Dispatch) -> Invocation:
 
 
 def _auggie(d: Dispatch) -> Invocation:
-    return Invocation(["auggie", "--acp", d.prompt, "-C", d.workspace], d.workspace)
+    # --print is auggie's one-shot mode (--acp is its stdio protocol for editors).
+    return Invocation(
+        [
+            "auggie",
+            "--print",
+            "--output-format",
+            "json",
+            "--workspace-root",
+            d.workspace,
+            "--instruction-file",
+            d.prompt_file,
+        ],
+        d.workspace,
+    )
 
 
 def _cursor(d: Dispatch) -> Invocation:
@@ -119,6 +164,28 @@ BUILTIN = {
     "cursor": _cursor,
 }
 TIER = {"cursor": 2}
+
+#: The built-ins whose command line tests/agents runs against the real CLI installed from
+#: the npm registry (tests/agents/package.json pins the versions): kitty was tested with
+#: versions from the first up to (not including) the second.
+TESTED: dict[str, tuple[str, str]] = {
+    "claude": ("2.1.332", "2.2"),
+    "codex": ("0.171.0", "0.172"),
+    "gemini": ("0.61.0", "0.62"),
+    "qwen": ("0.24.4", "0.25"),
+    "opencode": ("1.18.33", "1.19"),
+    "auggie": ("0.36.0", "0.37"),
+}
+#: The built-ins kitty could not install or run here, and where their command line
+#: comes from (`kitty sprint --help` and the README list them as not verified).
+NOT_VERIFIED: dict[str, str] = {
+    "llxprt": "the implement-review skill's dispatch table; no npm package of that name "
+    "could be installed",
+    "kilocode": "the implement-review skill's dispatch table; @kilocode/cli 7.8.1 fetches "
+    "its platform binary in a postinstall step, which fails from the npm registry",
+    "cursor": "the implement-review skill's dispatch table; cursor's agent CLI is not "
+    "published on the npm registry",
+}
 
 
 def _template(template: list[str], d: Dispatch) -> Invocation:
@@ -215,3 +282,150 @@ def configured(raw_config: Mapping[str, Any]) -> list[str]:
     names = [str(a) for a in agents.get("available") or []]
     commands = as_dict(agents.get("commands"))
     return list(dict.fromkeys([*names, *map(str, commands)]))
+
+
+# -- versions ------------------------------------------------------------------------
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def _numbers(text: str) -> tuple[int, int, int] | None:
+    match = _VERSION.search(text)
+    if match is None:
+        return None
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+
+@dataclass(frozen=True)
+class VersionCheck:
+    agent: str
+    executable: str | None
+    version: str | None  # as the CLI printed it (first line), when readable
+    tested: str | None  # "2.1.332 up to 2.2", for the built-ins tests/agents ran
+    warning: str | None  # outside the tested range, or unreadable
+    found: bool = True  # on PATH (not found is said in the line; the sprint refuses it)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "executable": self.executable,
+            "version": self.version,
+            "tested": self.tested,
+            "warning": self.warning,
+            "found": self.found,
+        }
+
+
+def check_version(backend: Backend, timeout: float = 20.0) -> VersionCheck:
+    """`X --version` of a built-in agent CLI, compared with the range kitty was tested
+    with. A configured command is never run just to ask its version (it runs only in a
+    trusted sprint), and a missing or silent CLI is said plainly."""
+    import subprocess
+
+    name = backend.name
+    if backend.kind == MANUAL:
+        return VersionCheck(name, None, None, None, None)
+    exe = backend.executable() or name
+    if backend.kind == "command":
+        return VersionCheck(name, exe, None, None, None)
+    exe = "cursor" if backend.kind == "cursor" else exe
+    low_high = TESTED.get(backend.kind)
+    tested = f"{low_high[0]} up to {low_high[1]}" if low_high else None
+    if backend.kind in NOT_VERIFIED:
+        tested = None
+    path = shutil.which(exe)
+    if path is None:
+        return VersionCheck(name, exe, None, tested, None, found=False)
+    try:
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            errors="replace",
+        )
+    except subprocess.TimeoutExpired:
+        return VersionCheck(
+            name, exe, None, tested, f"{exe} --version gave no answer in {timeout:.0f} s"
+        )
+    except OSError as exc:
+        return VersionCheck(name, exe, None, tested, f"{exe} --version: {exc.strerror or exc}")
+    text = (done.stdout.strip() or done.stderr.strip()).splitlines()
+    first = text[0].strip() if text else ""
+    found = _numbers(first) if done.returncode == 0 else None
+    if found is None:
+        said = f": {first[:120]}" if first else ""
+        return VersionCheck(
+            name, exe, None, tested,
+            f"{exe} --version did not print a version (exit {done.returncode}){said}",
+        )  # fmt: skip
+    if backend.kind in NOT_VERIFIED:
+        return VersionCheck(
+            name, exe, first, None,
+            f"{exe} {first}: kitty's command line for {backend.kind} is not verified "
+            "against the real CLI",
+        )  # fmt: skip
+    if low_high is not None:
+        low, high = _numbers(low_high[0]), _numbers(low_high[1])
+        if low is not None and high is not None and not low <= found < high:
+            return VersionCheck(
+                name, exe, first, tested,
+                f"{exe} {first} is outside the versions kitty was tested with "
+                f"({tested}); if a dispatch fails on its command line, pin a tested "
+                f"version or set agents.commands.{name} in .kittify/config.yaml",
+            )  # fmt: skip
+    return VersionCheck(name, exe, first, tested, None)
+
+
+def check_versions(backends: list[Backend]) -> list[VersionCheck]:
+    """Every backend's version, asked in parallel (a node CLI takes a second to answer)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if not backends:
+        return []
+    with ThreadPoolExecutor(max_workers=min(8, len(backends))) as pool:
+        return list(pool.map(check_version, backends))
+
+
+# -- outcomes --------------------------------------------------------------------------
+#: The CLIs whose JSON result lists the tool calls it refused (and still exits 0).
+REPORTS_DENIALS = frozenset({"claude", "qwen"})
+
+
+def _result_object(output: str) -> dict[str, Any] | None:
+    """The last `{"type": "result", ...}` object in an agent's JSON output (claude prints
+    one object, qwen an array of messages ending with it)."""
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if not line.startswith(("{", "[")):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        items = data if isinstance(data, list) else [data]
+        for item in reversed(items):
+            if isinstance(item, dict) and item.get("type") == "result":
+                return item
+    return None
+
+
+def denials(kind: str, output: str) -> list[str]:
+    """The tool calls the CLI refused, from its JSON result, each as `Tool(input)`."""
+    if kind not in REPORTS_DENIALS:
+        return []
+    result = _result_object(output)
+    found = result.get("permission_denials") if result else None
+    if not isinstance(found, list):
+        return []
+    out = []
+    for item in found:
+        if not isinstance(item, dict):
+            continue
+        tool = str(item.get("tool_name") or item.get("name") or "tool")
+        args = item.get("tool_input") or item.get("input") or {}
+        detail = ""
+        if isinstance(args, dict):
+            detail = str(args.get("command") or args.get("file_path") or "")
+        out.append(f"{tool}({detail[:80]})" if detail else tool)
+    return out

@@ -111,6 +111,8 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     It warns (without failing) when the `kitty` first on PATH is not this
     program, e.g. the kitty terminal emulator, and when the config defines
     commands (agents.commands, review.test_command) you have not trusted yet.
+    It prints each configured agent CLI's version (`X --version`) and warns when
+    it is outside the range kitty was tested with, or cannot be read.
     With --fix it first moves corrupt or torn log lines to
     status.events.jsonl.quarantine (never deleting them; a marker line takes
     their place), rewrites the sprint's old `kitty_dispatch` records (Spec Kitty
@@ -123,8 +125,9 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
       kitty doctor --fix
     """
     from kitty.adapters.install import path_warnings
+    from kitty.commands.sprint import version_lines
     from kitty.output import warn
-    from kitty.services.doctor import diagnose, repair, trust_warnings
+    from kitty.services.doctor import agent_versions, diagnose, repair, trust_warnings
 
     opened = open_mission(ctx, mission)
     repaired = repair(opened) if fix else None
@@ -133,9 +136,15 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     result = diagnose(opened)
     from kitty.services.uncommitted import uncommitted_warning
 
-    result["warnings"] = path_warnings() + trust_warnings(opened) + uncommitted_warning(opened)
+    result["agents"] = agent_versions(opened)
+    result["warnings"] = (
+        path_warnings()
+        + trust_warnings(opened)
+        + uncommitted_warning(opened)
+        + [row["warning"] for row in result["agents"] if row["warning"]]
+    )
     warn(result["warnings"])
-    lines = []
+    lines = [line for line in version_lines(result["agents"]) if not line.startswith("warning:")]
     if repaired is not None:
         result["fixed"] = repaired["actions"]
         lines += [f"fixed: {action}" for action in repaired["actions"]]

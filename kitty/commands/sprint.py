@@ -111,6 +111,8 @@ def describe(event: dict[str, Any]) -> str | None:
         return f"⟲ {event['agent']} takes over the review of {event['wp_id']}: {event['message']}"
     if kind == "adopt":
         return f"⟲ adopting {event['wp_id']} ({event['role']} by {event['agent']}): {event['how']}"
+    if kind == "versions":
+        return "\n".join(version_lines(event["agents"]))
     if kind in ("notice", "error"):
         return f"{kind}: {event.get('wp_id', '')} {event['message']}".replace("  ", " ")
     if kind == "accepted":
@@ -122,6 +124,19 @@ def describe(event: dict[str, Any]) -> str | None:
     if kind == "dry_run":
         return dry_run_text(event)
     return None
+
+
+def version_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`agent claude: claude 2.1.332 (Claude Code) (tested 2.1.332 up to 2.2)`, and a
+    `warning:` line under each CLI outside that range or whose version is unreadable."""
+    lines = []
+    for row in rows:
+        shown = row["version"] or ("version unknown" if row["found"] else "not found on PATH")
+        tested = f" (tested {row['tested']})" if row["tested"] else ""
+        lines.append(f"agent {row['agent']}: {row['executable']} {shown}{tested}")
+        if row["warning"]:
+            lines.append(f"warning: {row['warning']}")
+    return lines
 
 
 def summary_text(event: dict[str, Any]) -> str:
@@ -249,6 +264,13 @@ def sprint(
 
     Exits 0 when every WP is approved (and merged with --merge), 1 when work
     stopped (blocked WPs, a failed reviewer); re-run it to resume.
+
+    Built-in agents whose command line was run against the real CLI from
+    the npm registry (tests/agents; `kitty doctor` shows the versions):
+    claude, codex, gemini, qwen, opencode, auggie. Not verified (their
+    command line comes from the implement-review skill's dispatch table):
+    llxprt, kilocode, cursor. Any other CLI: agents.commands.<name> in
+    .kittify/config.yaml, after `kitty trust`.
 
     \b
     Examples:

@@ -81,6 +81,24 @@ def trust_warnings(mission: Mission) -> list[str]:
     return []
 
 
+def agent_versions(mission: Mission) -> list[dict[str, Any]]:
+    """The configured agents' CLI versions against the ranges kitty was tested with
+    (`warning` says when one is outside it or cannot be read)."""
+    from kitty.adapters.agents import backend_for, check_versions, configured
+
+    try:
+        raw = mission.config.raw
+    except KittyError:
+        return []  # an unreadable config is reported as a problem by `diagnose`
+    backends = []
+    for name in configured(raw):
+        try:
+            backends.append(backend_for(name, raw))
+        except KittyError:
+            continue  # an unknown agent name: `kitty agent config list` reports it
+    return [v.as_dict() for v in check_versions(backends)]
+
+
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     problems = security_problems(mission)
     result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}

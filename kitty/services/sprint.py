@@ -116,6 +116,7 @@ class Sprint:
         self.turn = 0
         self.meter = Meter(opts.parallel)
         self.cached: tuple[Mission, tuple[Any, ...], float] | None = None
+        self.versions: list[Any] = []  # the agent CLIs' versions, read by the pre-flight
         self.nothing_at: tuple[tuple[Any, ...], float] | None = None  # no work found then
         probe = self.mission()
         self.backends = {
@@ -164,6 +165,13 @@ class Sprint:
                 "or define agents.commands.<name> in .kittify/config.yaml "
                 "(`kitty agent config list` shows what is found)",
             )
+        from kitty.adapters.agents import check_versions
+
+        # Each CLI's version against the range kitty was tested with: a warning, never
+        # a refusal (a newer CLI usually still accepts the command line).
+        self.versions = check_versions(
+            [b for b in self.backends.values() if b.kind not in (MANUAL, "command")]
+        )
 
     # -- reading -------------------------------------------------------------
     def mission(self) -> Mission:
@@ -244,6 +252,8 @@ class Sprint:
                         "reviewers": self.opts.reviewers,
                     }
                 )
+                if self.versions:
+                    self.emit({"event": "versions", "agents": [v.as_dict() for v in self.versions]})
                 self.adopt()
                 try:
                     self.loop()
@@ -447,6 +457,7 @@ class Sprint:
             extra,
         )
         job.start_lane = st.lane
+        job.kind = backend.kind
         self.count_run(wp_id, role, agent)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         job.log = job.log_path.open("x", encoding="utf-8")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from kitty.adapters import agents
 from kitty.adapters.agentrun import AgentRun
 from kitty.adapters.agents import Invocation
 from kitty.core.clock import humanize_duration
@@ -44,6 +45,7 @@ class Job:
     log: IO[str] | None = None
     last_heartbeat: float = 0.0
     pidfd: int | None = None  # readable once the agent exits: wakes the sprint at once
+    kind: str = ""  # the backend's kind (a built-in name, "command"): how to read its output
 
     def close_pidfd(self) -> None:
         if self.pidfd is not None:
@@ -100,7 +102,7 @@ def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str |
                 return None
             kill(job)
             return f"timed out after {timeout}s"
-        return f"exit {code}"
+        return f"exit {code}" + denied(job)
     if lane_now() != job.start_lane:
         return "lane changed"
     if job.watch_pid is not None and (exited(job) or not liveness.pid_alive(job.watch_pid)):
@@ -108,6 +110,25 @@ def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str |
     if now > job.deadline:
         return f"timed out after {timeout}s"
     return None
+
+
+def denied(job: Job) -> str:
+    """What the agent's JSON result says it was not allowed to do (claude and qwen exit 0
+    with `"subtype": "success"` after refusing a tool call): said in the exit's text, so
+    a run that left its WP where it was is reported with the reason."""
+    if job.kind not in agents.REPORTS_DENIALS:
+        return ""
+    try:
+        with job.log_path.open("rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 256 * 1024))
+            tail = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    refused = agents.denials(job.kind, tail)
+    if not refused:
+        return ""
+    shown = ", ".join(refused[:5]) + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
+    return f"; {job.agent} was denied {len(refused)} tool call(s): {shown}"
 
 
 def exited(job: Job) -> bool:

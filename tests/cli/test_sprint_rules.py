@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.test_sprint import events, fakes, lanes_of, planned, sprint  # noqa: F401
+from tests.cli.test_sprint import calls, events, fakes, lanes_of, planned, sprint  # noqa: F401
 from tests.helpers import ok
 
 pytestmark = pytest.mark.usefixtures("fakes")  # fake agent CLIs first on PATH
@@ -59,7 +60,10 @@ def test_overlapping_lists_never_review_your_own_work_and_logs_count_cycles(
         "WP02-implement-1.log",
         "WP02-review-1.log",
     ]
-    assert "cycle 1/3" in (run_dir / "WP01-implement-2.log").read_text()
+    # the fix run's prompt (on the agent's stdin) says which round it is
+    made = calls(Path(os.environ["FAKE_AGENT_LOG"]))
+    fixes = [c for c in made if c["stdin"].startswith("# Fix WP01")]
+    assert len(fixes) == 1 and "cycle 1/3" in fixes[0]["stdin"]
 
 
 @pytest.mark.parametrize("policy", ["approve", "escalate"])

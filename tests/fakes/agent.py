@@ -2,7 +2,7 @@
 
 It logs its argv (and stdin) as a JSON line to $FAKE_AGENT_LOG, then acts on
 the prompt like a well-behaved agent, or misbehaves when asked to:
-FAKE_<NAME>_MODE = ok | fail | noop | hang | slow, FAKE_<NAME>_REJECT = WP02,...
+FAKE_<NAME>_MODE = ok | fail | noop | denied | hang | slow, FAKE_<NAME>_REJECT = WP02,...
 
 Review panels (`kitty review run`): $FAKE_PANEL_SCRIPT names a JSON file scripting
 each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage" | "edit"}},
@@ -42,7 +42,10 @@ def kitty(*args: str) -> None:
 
 
 def main() -> int:
-    stdin = sys.stdin.read() if "-" in ARGV else ""
+    if ARGV == ["--version"]:  # the sprint's and doctor's version check: not a dispatch
+        print(os.environ.get(f"FAKE_{NAME.upper()}_VERSION", f"{NAME} 0.0.1"))
+        return 0
+    stdin = sys.stdin.read() if not sys.stdin.isatty() else ""
     prompt = stdin or prompt_from_argv()
     with open(os.environ["FAKE_AGENT_LOG"], "a") as log:
         log.write(
@@ -63,6 +66,25 @@ def main() -> int:
         print("fake agent: simulated crash", file=sys.stderr)
         return 3
     if mode == "noop":
+        return 0
+    if mode == "denied":  # what claude -p prints when it refused a tool call: exit 0
+        print(
+            json.dumps(
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "result": "I could not run the command.",
+                    "permission_denials": [
+                        {
+                            "tool_name": "Bash",
+                            "tool_use_id": "toolu_1",
+                            "tool_input": {"command": "git commit -am wip"},
+                        }
+                    ],
+                }
+            )
+        )
         return 0
     if mode == "hang":
         time.sleep(600)

@@ -39,6 +39,20 @@ from kitty.output import emit, terminal_width, use_colour, warn
     is_flag=True,
     help="With --serve: allow a non-loopback --host (everyone who reaches it can read the board).",
 )
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 10000),
+    default=128,
+    show_default=True,
+    help="With --serve: open connections at once (streams included); more get a 503.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="With --serve: seconds a connection may stay silent before its request arrives.",
+)
 @json_option
 @click.pass_context
 def board(
@@ -49,6 +63,8 @@ def board(
     port: int,
     host: str,
     allow_remote: bool,
+    max_connections: int,
+    idle_timeout: float,
     as_json: bool,
 ) -> int:
     """Show the board: in the terminal, as an HTML file, or served live. Reads only.
@@ -69,10 +85,15 @@ def board(
 
     if html_file is not None and serve:
         raise UsageError("--html and --serve do not go together", "run one, then the other")
-    if not serve and (port != 8765 or host != "127.0.0.1" or allow_remote):
-        raise UsageError("--port, --host and --allow-remote only apply to --serve", "add --serve")
+    served_only = (port != 8765, host != "127.0.0.1", allow_remote)
+    if not serve and (any(served_only) or max_connections != 128 or idle_timeout != 10.0):
+        raise UsageError(
+            "--port, --host, --allow-remote, --max-connections and --idle-timeout "
+            "only apply to --serve",
+            "add --serve",
+        )
     if serve:
-        return _serve(ctx, mission, host, port, allow_remote)
+        return _serve(ctx, mission, host, port, allow_remote, max_connections, idle_timeout)
     from kitty.adapters.eventlog import now_us
 
     if html_file is not None:
@@ -110,11 +131,25 @@ def board(
 
 
 def _serve(
-    ctx: click.Context, mission: str | None, host: str, port: int, allow_remote: bool
+    ctx: click.Context,
+    mission: str | None,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    max_connections: int,
+    idle_timeout: float,
 ) -> int:
     from kitty.services.webserve import is_loopback, make_server, serve
 
-    server = make_server(cwd(ctx), mission, host, port, allow_remote)
+    server = make_server(
+        cwd(ctx),
+        mission,
+        host,
+        port,
+        allow_remote,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+    )
     if not is_loopback(host):
         warn(
             [

@@ -12,11 +12,14 @@ the connection honest) and `/healthz`. Nothing is written anywhere.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import signal
 import socket
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,6 +37,14 @@ from kitty.services.workspace import Mission
 POLL_S = 0.25
 PING_S = 15.0
 FILES_EVERY_S = 2.0
+#: Open connections at once (requests being served + event streams); more get a 503.
+MAX_CONNECTIONS = 128
+#: Seconds a connection may stay silent while a request is expected (then it is closed).
+IDLE_TIMEOUT_S = 10.0
+#: A stream whose unsent backlog exceeds this many bytes is dropped (it reconnects).
+MAX_BACKLOG = 64 * 1024 * 1024
+#: What a client going away looks like (normal: a tab closed, a laptop slept).
+GONE = (ConnectionError, TimeoutError)
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -57,6 +68,10 @@ class Snapshot:
     version: str
     model: dict[str, Any]
     payload: str  # page_json(model), built once and shared by every client
+
+    @cached_property
+    def board_event(self) -> bytes:
+        return f"event: board\nid: {self.version}\ndata: {self.payload}\n\n".encode()
 
 
 @dataclass
@@ -119,6 +134,12 @@ class Hub:
             self.missions[slug] = (files, mission)
             return snap
 
+    def message(self, slug: str, seen: str) -> tuple[bytes, str]:
+        """What a stream that has shown version `seen` is sent next, and the version it
+        then shows."""
+        snap = self.snapshot(slug)
+        return snap.board_event, snap.version
+
 
 #: What a Mission reads from files other than the log (reused while their stats hold).
 _FILE_READS = ("meta", "config", "specset", "lanes_doc", "wp_paths")
@@ -147,6 +168,11 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kitty-board"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        # A socket that never sends (or finishes) a request is closed after this long.
+        self.connection.settimeout(self.server.idle_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.quiet:
@@ -216,8 +242,8 @@ class Handler(BaseHTTPRequestHandler):
             route(mission_name, query)
         except KittyError as exc:
             self._error(HTTPStatus.NOT_FOUND, f"{exc.message}\n{exc.hint or ''}".strip())
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        except GONE:
+            self.close_connection = True
 
     def do_POST(self) -> None:
         self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the board is read-only")
@@ -237,6 +263,8 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, "application/json; charset=utf-8", snap.payload)
 
     def _events(self, name: str | None, query: dict[str, list[str]]) -> None:
+        """Answer with the stream's headers, then hand the socket to the server's one
+        broadcaster thread: an open stream costs no thread."""
         hub = self.server.hub
         slug = hub.resolve(name)
         seen = (query.get("since") or [""])[0]
@@ -244,18 +272,8 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.wfile.write(b"retry: 1000\n\n")
         self.wfile.flush()
-        last_ping = time.monotonic()
-        while not hub.stop.is_set():
-            if hub.version(slug) != seen:
-                snap = hub.snapshot(slug)
-                seen = snap.version
-                self.wfile.write(f"event: board\nid: {seen}\ndata: {snap.payload}\n\n".encode())
-                self.wfile.flush()
-            elif time.monotonic() - last_ping >= PING_S:
-                self.wfile.write(b": ping\n\n")
-                self.wfile.flush()
-                last_ping = time.monotonic()
-            hub.stop.wait(POLL_S)
+        if self.command == "GET":
+            self.server.streams.add(self.connection, slug, seen)
 
 
 def _is_ip_loopback(name: str) -> bool:
@@ -266,16 +284,193 @@ def _is_ip_loopback(name: str) -> bool:
 
 
 class BoardServer(ThreadingHTTPServer):
+    """One thread per request being served, at most `max_connections` connections open
+    (event streams included; they share one thread); silent sockets time out."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # the listen backlog (5 by default delays a burst by seconds)
 
-    def __init__(self, address: tuple[str, int], hub: Hub, allow_remote: bool, quiet: bool):
+    def __init__(
+        self,
+        address: tuple[str, int],
+        hub: Hub,
+        allow_remote: bool,
+        quiet: bool,
+        max_connections: int = MAX_CONNECTIONS,
+        idle_timeout: float = IDLE_TIMEOUT_S,
+    ):
         self.hub = hub
         self.allow_remote = allow_remote
         self.quiet = quiet
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self.active = 0
+        self.active_lock = threading.Lock()
+        self.streams = Streams(hub)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.active_lock:
+            full = self.active + len(self.streams) >= self.max_connections
+            if not full:
+                self.active += 1
+        if full:
+            _refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            with self.active_lock:
+                self.active -= 1
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.active_lock:
+                self.active -= 1
+
+    def shutdown_request(self, request: Any) -> None:
+        if self.streams.owns(request):
+            return  # the broadcaster writes to it now, and closes it
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client going away is normal: one line at most, never a traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, GONE):
+            if not self.quiet:
+                host, port = client_address[:2]
+                print(f"kitty board: {host}:{port} went away ({exc})", file=sys.stderr)
+            return
+        super().handle_error(request, client_address)
+
+    def server_close(self) -> None:
+        self.streams.close()
+        super().server_close()
+
+
+def _hung_up(sock: socket.socket) -> bool:
+    """True when the client closed its end (a stream's client never sends anything)."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _refuse(request: socket.socket) -> None:
+    """Too many connections: a short 503 (best effort, never blocking), then close."""
+    body = b"too many connections to the board; try again in a moment\n"
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Retry-After: 2\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    with contextlib.suppress(OSError):
+        request.setblocking(False)
+        request.send(head.encode() + body)
+    with contextlib.suppress(OSError):
+        request.close()
+
+
+@dataclass
+class Stream:
+    sock: socket.socket
+    slug: str
+    seen: str
+    backlog: bytearray = field(default_factory=bytearray)
+
+
+class Streams:
+    """Every open event stream, fed by one thread: it polls each watched mission's
+    version every `POLL_S`, builds what changed once, and queues it on every stream
+    (non-blocking writes; a stream that cannot keep up is dropped and reconnects)."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self.lock = threading.Lock()
+        self.streams: dict[int, Stream] = {}
+        self.thread: threading.Thread | None = None
+        self.last_ping = time.monotonic()
+
+    def __len__(self) -> int:
+        return len(self.streams)
+
+    def owns(self, sock: socket.socket) -> bool:
+        return id(sock) in self.streams
+
+    def add(self, sock: socket.socket, slug: str, seen: str) -> None:
+        sock.setblocking(False)
+        with self.lock:
+            self.streams[id(sock)] = Stream(sock, slug, seen)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self.run, name="kitty-board-streams")
+                self.thread.daemon = True
+                self.thread.start()
+
+    def run(self) -> None:
+        while not self.hub.stop.is_set():
+            try:
+                self.tick()
+            except Exception:  # one bad tick must not end every stream  # pragma: no cover
+                traceback.print_exc()
+            self.hub.stop.wait(POLL_S)
+
+    def tick(self) -> None:
+        with self.lock:
+            streams = list(self.streams.values())
+        ping = time.monotonic() - self.last_ping >= PING_S
+        if ping:
+            self.last_ping = time.monotonic()
+        for slug in {s.slug for s in streams}:
+            mine = [s for s in streams if s.slug == slug]
+            version = self.hub.version(slug)
+            if all(s.seen == version for s in mine):
+                continue
+            for stream in mine:
+                if stream.seen != version:
+                    message, stream.seen = self.hub.message(slug, stream.seen)
+                    stream.backlog += message
+        for stream in streams:
+            if _hung_up(stream.sock):
+                self._drop(stream)
+                continue
+            if ping and not stream.backlog:
+                stream.backlog += b": ping\n\n"
+            if stream.backlog and not self._flush(stream):
+                self._drop(stream)
+
+    def _flush(self, stream: Stream) -> bool:
+        try:
+            while stream.backlog:
+                sent = stream.sock.send(stream.backlog)
+                del stream.backlog[:sent]
+        except BlockingIOError:
+            return len(stream.backlog) <= MAX_BACKLOG
+        except OSError:
+            return False
+        return True
+
+    def _drop(self, stream: Stream) -> None:
+        with self.lock:
+            self.streams.pop(id(stream.sock), None)
+        with contextlib.suppress(OSError):
+            stream.sock.close()
+
+    def close(self) -> None:
+        self.hub.stop.set()
+        if self.thread is not None:
+            self.thread.join(5)
+        with self.lock:
+            streams, self.streams = list(self.streams.values()), {}
+        for stream in streams:
+            with contextlib.suppress(OSError):
+                stream.sock.close()
 
 
 def make_server(
@@ -285,6 +480,8 @@ def make_server(
     port: int,
     allow_remote: bool,
     quiet: bool = True,
+    max_connections: int = MAX_CONNECTIONS,
+    idle_timeout: float = IDLE_TIMEOUT_S,
 ) -> BoardServer:
     """Bind the board (nothing served yet). Refuses a non-loopback host unless allowed."""
     if not is_loopback(host) and not allow_remote:
@@ -296,7 +493,9 @@ def make_server(
     hub = Hub(root, default_mission(root, mission))
     hub.snapshot(hub.default_mission)  # fail early on an unreadable mission
     try:
-        return BoardServer((host.strip("[]"), port), hub, allow_remote, quiet)
+        return BoardServer(
+            (host.strip("[]"), port), hub, allow_remote, quiet, max_connections, idle_timeout
+        )
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}",

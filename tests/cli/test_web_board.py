@@ -12,6 +12,8 @@ import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -283,3 +285,144 @@ def test_the_web_board_is_imported_only_when_used(repo: Path, args: list[str]) -
     )
     assert done.returncode == 0, done.stderr
     assert "WEB=\n" in done.stderr, done.stderr
+
+
+# -- a server under abuse: resets, idle sockets, many streams (real sockets on 127.0.0.1) --
+
+
+def start(repo: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(
+        kitty_argv(repo, "board", "--serve", "--port", "0", *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if not match:
+        proc.kill()
+        raise AssertionError(f"{line!r} {proc.communicate()[1]}")
+    return proc, int(match.group(1))
+
+
+def finish(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"the server ignored ^C\n{err}") from None
+    assert proc.returncode == 0, err
+    return err
+
+
+def reset(sock: socket.socket) -> None:
+    """Close with SO_LINGER 0: the kernel sends RST instead of FIN (a browser that resets)."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def healthz(port: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/healthz")
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_a_reset_connection_is_not_a_traceback(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    proc, port = start(repo)
+    try:
+        # Reset in the middle of a request's headers (the server is reading).
+        half = socket.create_connection(("127.0.0.1", port))
+        half.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        time.sleep(0.3)
+        reset(half)
+        # Reset a keep-alive connection after its response (the server waits for the next).
+        idle = socket.create_connection(("127.0.0.1", port))
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200")
+        time.sleep(0.3)
+        reset(idle)
+        # Reset an event stream, and a page download, while the server writes.
+        for path in ("/events", "/"):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            assert sock.recv(64).startswith(b"HTTP/1.1 200")
+            reset(sock)
+        time.sleep(0.6)
+        assert healthz(port) == 200, "the server keeps serving"
+    finally:
+        err = finish(proc)
+    assert "Traceback" not in err and "ConnectionResetError" not in err, err
+    assert len(err.strip().splitlines()) <= 1 + 4, err  # `stopped`, one line per reset at most
+
+
+def threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def read_until(sock: socket.socket, marker: bytes, timeout: float = 10) -> bytes:
+    sock.settimeout(timeout)
+    data = b""
+    while marker not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_connections_are_capped_and_idle_sockets_time_out(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    proc, port = start(repo, "--max-connections", "120", "--idle-timeout", "1")
+    socks: list[socket.socket] = []
+    try:
+        assert healthz(port) == 200
+        baseline = threads(proc.pid)
+        # 100 event streams: all served, by one thread.
+        streams = []
+        for _ in range(100):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            streams.append(sock)
+        for sock in streams:
+            assert read_until(sock, b"event: board").startswith(b"HTTP/1.1 200")
+        socks += streams
+        time.sleep(0.3)
+        assert threads(proc.pid) <= baseline + 2, "an event stream costs no thread"
+        # 50 sockets that never send a request: 20 fit under the cap, 30 are refused.
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(50)]
+        socks += idle
+        time.sleep(0.5)
+        assert threads(proc.pid) <= baseline + 2 + 20
+        answers = [read_until(sock, b"\r\n\r\n", timeout=5) for sock in idle]
+        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+        assert len(refused) == 30, answers
+        assert all(a == b"" for a in answers if a not in refused), "idle sockets closed"
+        time.sleep(0.3)
+        assert threads(proc.pid) <= baseline + 2, "idle sockets time out and free their thread"
+        # The streams still live: a move reaches every one of them.
+        subprocess.run(
+            kitty_argv(repo, "move", "WP04", "claimed", "--agent", "codex"),
+            check=True,
+            capture_output=True,
+        )
+        for sock in streams:
+            assert b'"WP04"' in read_until(sock, b'"WP04"'), "the move reached every stream"
+        for sock in streams[:50]:
+            sock.close()
+        time.sleep(0.8)
+        assert healthz(port) == 200
+        # Closed streams free their place: 60 more connections fit under the cap.
+        more = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+        socks += more
+        assert [read_until(sock, b"\r\n\r\n", timeout=5) for sock in more] == [b""] * 60
+    finally:
+        for sock in socks:
+            sock.close()
+        err = finish(proc)
+    assert "Traceback" not in err, err

@@ -130,10 +130,11 @@ def _clip(text: str, limit: int) -> str:
 def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) -> str:
     """The WP dependency graph as one <svg>: a box per WP, coloured and labelled by lane.
 
-    `nodes`: dicts with `id`, `title`, `lane` (board state), `dependencies` and
-    `execution_lane`. Critical-path WPs and the edges between them carry the
-    class `critical` (thick red) and `◆` in their label. Each box is a link-like
-    group with `data-wp`, `tabindex` and a <title> holding the full text.
+    `nodes`: dicts with `id`, `title`, `lane` (board state; a node without the key
+    is drawn without it), `dependencies` and `execution_lane`. Critical-path WPs and
+    the edges between them carry the class `critical` (thick red) and `◆` in their
+    label. Each box is a link-like group with `data-wp`, `tabindex` and a <title>
+    holding the full text.
     """
     order = [str(n["id"]) for n in nodes]
     by_id = {str(n["id"]): n for n in nodes}
@@ -209,18 +210,22 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         data = by_id[node]
         x, y = xy(node)
         lane = group[node]
-        state = str(data.get("lane") or "unfinalized")
+        # Without a `lane` the node carries no board state (a live page paints it).
+        state = str(data.get("lane") or "unfinalized") if "lane" in data else None
         title = str(data.get("title") or "")
         is_crit = node in critical
         mark = f"{CRITICAL_MARK} " if is_crit else ""
-        sub = f"{lane or 'no lane'} · {state.replace('_', ' ')}"
+        sub = lane or "no lane"
+        tip = f"{node} {title} — "
+        if state is not None:
+            sub += f" · {state.replace('_', ' ')}"
+            tip += f"{state}, "
+        tip += (lane or "no lane") + (", on the critical path" if is_crit else "")
         cls = "node critical" if is_crit else "node"
-        tip = f"{node} {title} — {state}, {lane or 'no lane'}" + (
-            ", on the critical path" if is_crit else ""
-        )
+        state_attr = f'data-state="{esc(state)}" ' if state is not None else ""
         out.append(
             f'<g class="{cls}" data-wp="{esc(node)}" data-lane="{esc(lane)}" '
-            f'data-state="{esc(state)}" data-critical="{"true" if is_crit else "false"}" '
+            f'{state_attr}data-critical="{"true" if is_crit else "false"}" '
             f'tabindex="0" role="button" aria-label="{esc(tip)}">'
             f"<title>{esc(tip)}</title>"
             f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '

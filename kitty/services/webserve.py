@@ -65,26 +65,41 @@ def is_loopback(host: str) -> bool:
 
 @dataclass
 class Snapshot:
+    """One version of a mission's board; and, when it grew from the previous version
+    by appended log lines alone, what changed since (`diff`, from `diff_from`)."""
+
     version: str
     model: dict[str, Any]
-    payload: str  # page_json(model), built once and shared by every client
+    diff_from: str | None = None
+    diff: dict[str, Any] | None = None
+
+    @cached_property
+    def payload(self) -> str:
+        """page_json(model), built once (only when a client needs the whole board)."""
+        return webboard.page_json(self.model)
 
     @cached_property
     def board_event(self) -> bytes:
         return f"event: board\nid: {self.version}\ndata: {self.payload}\n\n".encode()
 
+    @cached_property
+    def diff_event(self) -> bytes:
+        data = webboard.page_json(self.diff or {})
+        return f"event: diff\nid: {self.version}\ndata: {data}\n\n".encode()
+
 
 @dataclass
 class Hub:
-    """One cached snapshot per mission, rebuilt only when the mission's files change."""
+    """One live model per mission, grown by the lines appended to its log (a diff per
+    version), rebuilt only when another of its files changes."""
 
     root: Path
     default_mission: str
     lock: threading.Lock = field(default_factory=threading.Lock)
     cache: dict[str, Snapshot] = field(default_factory=dict)
-    missions: dict[str, tuple[str, Mission]] = field(default_factory=dict)
+    lives: dict[str, tuple[str, webboard.LiveModel]] = field(default_factory=dict)
     version_lock: threading.Lock = field(default_factory=threading.Lock)
-    versions: dict[str, tuple[float, str, float, str]] = field(default_factory=dict)
+    versions: dict[str, tuple[float, str, float, str, str]] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
     @cached_property
@@ -100,44 +115,58 @@ class Hub:
         The log and the small files are stat'ed every poll; the WP files (one stat
         each, 1,000 on a big mission) only every `FILES_EVERY_S`.
         """
+        return self._version(slug)[0]
+
+    def _version(self, slug: str) -> tuple[str, str]:
+        """(the version, the signature of every file but the log)."""
         now = time.monotonic()
         with self.version_lock:
             cached = self.versions.get(slug)
             if cached is not None and now - cached[0] < POLL_S * 0.8:
-                return cached[1]
+                return cached[1], cached[4]
             if cached is None or now - cached[2] >= FILES_EVERY_S:
                 files, files_at = webboard.wp_files_signature(self.project, slug), now
             else:
                 files, files_at = cached[3], cached[2]
-            version = webboard.signature(self.project, slug, with_wp_files=False) + files
-            self.versions[slug] = (now, version, files_at, files)
-            return version
+            others = webboard.signature(self.project, slug, with_log=False, with_wp_files=False)
+            log = webboard.signature(self.project, slug, with_log=True, with_wp_files=False)
+            version = log + files
+            self.versions[slug] = (now, version, files_at, files, others + files)
+            return version, others + files
 
     def snapshot(self, slug: str) -> Snapshot:
         with self.lock:
-            version = self.version(slug)
+            version, files = self._version(slug)
             cached = self.cache.get(slug)
             if cached is not None and cached.version == version:
                 return cached
-            mission = Mission.open(self.root, slug)
-            files = webboard.signature(self.project, slug, with_log=False)
-            previous = self.missions.get(slug)
-            if previous is not None and previous[0] == files:
-                # Only the log changed (the usual case): keep the parsed WP files.
-                old = previous[1].__dict__
-                mission.__dict__.update({k: old[k] for k in _FILE_READS if k in old})
-            model = webboard.board_model(mission, eventlog.now_us())
-            model["version"] = version
-            model["live"] = True
-            snap = Snapshot(version, model, webboard.page_json(model))
+            now = eventlog.now_us()
+            live = self.lives.get(slug)
+            grown = live[1].grow(now) if live is not None and live[0] == files else None
+            if grown is not None and cached is not None and live is not None:
+                top, changed = grown
+                model = dict(live[1].model, version=version, live=True)
+                diff: dict[str, Any] = {"from": cached.version, "version": version}
+                diff |= {"top": top, "work_packages": changed}
+                snap = Snapshot(version, model, cached.version, diff)
+            else:
+                mission = Mission.open(self.root, slug)
+                if live is not None and live[0] == files:
+                    # Only the log changed: keep the parsed WP files.
+                    old = live[1].mission.__dict__
+                    mission.__dict__.update({k: old[k] for k in _FILE_READS if k in old})
+                fresh = webboard.LiveModel(mission, now)
+                self.lives[slug] = (files, fresh)
+                snap = Snapshot(version, dict(fresh.model, version=version, live=True))
             self.cache[slug] = snap
-            self.missions[slug] = (files, mission)
             return snap
 
     def message(self, slug: str, seen: str) -> tuple[bytes, str]:
-        """What a stream that has shown version `seen` is sent next, and the version it
-        then shows."""
+        """What a stream that shows version `seen` is sent next (the diff from it when
+        there is one, else the whole board), and the version it then shows."""
         snap = self.snapshot(slug)
+        if snap.diff is not None and seen == snap.diff_from:
+            return snap.diff_event, snap.version
         return snap.board_event, snap.version
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -291,19 +293,33 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
                         load: n.loadEventEnd, bytes: n.transferSize}; }"""
         )
         wait_for(page, "document.getElementById('live').textContent === 'live'")
-        subprocess.run(
-            kitty_argv(repo, "move", "WP0041", "claimed", "--agent", "codex"),
-            check=True,
-            capture_output=True,
-        )
-        moved = time.monotonic()
-        wait_for(
-            page,
-            """() => { const c = document.querySelector('.card[data-wp=WP0041]');
-                return c && c.closest('.column').dataset.column === 'In progress'; }""",
-            timeout=10000,
-        )
-        latency = time.monotonic() - moved
+        wait_for(page, "document.body.dataset.pictures !== undefined")
+        page.evaluate("window.__full = 0; document.body.dataset.marker = 'kept'")
+        latencies, cpu = [], []
+        for number in range(41, 48):
+            wp = f"WP{number:04d}"
+            time.sleep(0.3)  # let the server idle between moves
+            before = cpu_seconds(served.proc.pid)
+            subprocess.run(
+                kitty_argv(repo, "move", wp, "claimed", "--agent", "codex"),
+                check=True,
+                capture_output=True,
+            )
+            moved = time.monotonic()
+            wait_for(
+                page,
+                f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
+                    return c && c.closest('.column').dataset.column === 'In progress'; }}""",
+                timeout=10000,
+            )
+            latencies.append(time.monotonic() - moved)
+            cpu.append(cpu_seconds(served.proc.pid) - before)
+        # The page was patched, not reloaded, and it agrees with `kitty status`.
+        assert page.evaluate("document.body.dataset.marker") == "kept"
+        assert columns_of(page) == expected_columns(repo)
+        state = page.get_attribute(".kitty-graph .node[data-wp=WP0047]", "data-state")
+        assert state == "claimed"
+        latency = statistics.median(latencies)
         page.screenshot(path=str(ARTIFACTS / "web-board-1000.png"))
     finally:
         stop(served)
@@ -314,9 +330,19 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
         "graph_of_1000_nodes_s": round(to_graph, 3),
         "navigation": {k: round(v) for k, v in nav.items()},
         "update_latency_after_move_s": round(latency, 3),
+        "update_latencies_s": [round(x, 3) for x in latencies],
+        "server_cpu_per_update_s": [round(x, 3) for x in cpu],
     }
     record("thousand_wps", figures)
     print(json.dumps(figures))
     assert watched.errors == []
-    assert latency < 2.0, figures
+    # Issue 26: a move reaches the page in <= 0.5 s with <= 50 ms of server CPU.
+    assert latency <= 0.5, figures
+    assert statistics.median(cpu) <= 0.05, figures
     assert 0 < figures["first_contentful_paint_ms"] < 5000, figures
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -172,8 +172,10 @@ def test_server_routes_are_read_only_and_loopback_only(repo: Path) -> None:
     assert tree_state(repo) == before, "serving writes nothing in the repository"
 
 
-def read_event(resp: http.client.HTTPResponse, deadline: float) -> dict[str, Any] | None:
-    """The next `board` event's data, or None at the deadline."""
+def read_event(
+    resp: http.client.HTTPResponse, deadline: float
+) -> tuple[str, dict[str, Any]] | None:
+    """The next event's name and data, or None at the deadline."""
     event = None
     while time.monotonic() < deadline:
         line = resp.fp.readline().decode()
@@ -182,37 +184,103 @@ def read_event(resp: http.client.HTTPResponse, deadline: float) -> dict[str, Any
         line = line.rstrip("\n")
         if line.startswith("event: "):
             event = line[len("event: ") :]
-        elif line.startswith("data: ") and event == "board":
+        elif line.startswith("data: ") and event:
             data: dict[str, Any] = json.loads(line[len("data: ") :])
-            return data
+            return event, data
     return None
 
 
-def test_a_move_in_another_process_reaches_the_stream_within_2s(repo: Path) -> None:
+def stream(server: webserve.BoardServer, since: str) -> tuple[Any, http.client.HTTPResponse]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    conn.request("GET", f"/events?since={since}")
+    resp = conn.getresponse()
+    assert resp.status == 200
+    assert resp.getheader("Content-Type", "").startswith("text/event-stream")
+    return conn, resp
+
+
+def test_a_move_in_another_process_reaches_the_stream_as_a_diff(repo: Path) -> None:
     make_mission(repo, wps=WPS)
     with running(repo) as server:
-        version = json.loads(get(server, "/api/board")[2])["version"]
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
-        conn.request("GET", f"/events?since={version}")
-        resp = conn.getresponse()
-        assert resp.status == 200 and resp.getheader("Content-Type", "").startswith(
-            "text/event-stream"
-        )
+        board = json.loads(get(server, "/api/board")[2])
+        conn, resp = stream(server, board["version"])
         time.sleep(0.6)  # a few polls with nothing changed: no event may be sent for them
         subprocess.run(
-            kitty_argv(repo, "move", "WP04", "claimed", "--agent", "codex"),
+            kitty_argv(repo, "move", "WP01", "claimed", "--agent", "codex"),
             check=True,
             capture_output=True,
         )
         moved = time.monotonic()
-        data = read_event(resp, moved + 5)
+        got = read_event(resp, moved + 5)
         latency = time.monotonic() - moved
         resp.close()
         conn.close()
-    assert data is not None
-    lanes = {w["id"]: w["lane"] for w in data["work_packages"]}
-    assert lanes["WP04"] == "claimed", "the first event is the change, not a repeat"
+        # A client one version behind is sent the diff; one further behind, the board.
+        conn, resp = stream(server, board["version"])
+        again = read_event(resp, time.monotonic() + 5)
+        resp.close()
+        conn.close()
+        conn, resp = stream(server, "an-older-version")
+        whole = read_event(resp, time.monotonic() + 5)
+        resp.close()
+        conn.close()
+    assert got is not None
+    name, diff = got
+    assert name == "diff", "the first event is the change, not a repeat"
+    assert diff["from"] == board["version"] and diff["version"] != board["version"]
+    # Only the moved WP changed (its dependents wait for it as before).
+    assert [w["id"] for w in diff["work_packages"]] == ["WP01"]
+    wp1 = diff["work_packages"][0]
+    assert wp1["lane"] == "claimed" and wp1["agent"] == "codex"
+    assert wp1["timeline"][-1]["to"] == "claimed"
+    assert diff["top"]["summary"]["claimed"] == 1 and "flow_svg" in diff["top"]
+    assert "graph_svg" not in diff["top"] and "work_packages" not in diff["top"]
     assert latency < 2.0, f"update took {latency:.2f}s"
+    assert again == got
+    assert whole is not None and whole[0] == "board"
+    assert whole[1]["version"] == diff["version"]
+    assert {w["id"]: w["lane"] for w in whole[1]["work_packages"]}["WP01"] == "claimed"
+
+
+def test_the_live_model_grows_into_the_board_a_rebuild_gives(repo: Path) -> None:
+    """Every diff, applied in turn, gives what a full rebuild of the mission gives."""
+    from kitty.services import webboard
+    from kitty.services.workspace import Mission
+
+    make_mission(repo, wps=WPS)
+    now = 1_900_000_000_000_000
+    live = webboard.LiveModel(Mission.open(repo, "demo"), now)
+    page = json.loads(webboard.page_json(live.model))
+    steps = [
+        ("move", "WP01", "claimed", "--agent", "claude"),
+        ("agent", "tasks", "mark-status", "T001", "--status", "done", "--mission", "demo"),
+        ("move", "WP01", "in_progress", "--agent", "claude"),
+        ("move", "WP01", "for_review", "--agent", "claude"),
+        ("move", "WP01", "in_review", "--agent", "codex"),
+        ("move", "WP01", "approved", "--agent", "codex"),
+        ("move", "WP04", "blocked", "--agent", "lead", "--note", "needs a decision"),
+        ("move", "WP02", "claimed", "--agent", "gemini"),
+    ]
+    for step in steps:
+        ok(repo, *step)
+        grown = live.grow(now)
+        assert grown is not None, step
+        top, changed = grown
+        page.update(json.loads(webboard.page_json(top)))
+        by_id = {w["id"]: w for w in json.loads(webboard.page_json(changed))}
+        page["work_packages"] = [by_id.get(w["id"], w) for w in page["work_packages"]]
+        rebuilt = webboard._Builder(Mission.open(repo, "demo"), stateless_graph=True).model(now)
+        assert page == json.loads(webboard.page_json(rebuilt)), step
+    assert {w["id"]: w["lane"] for w in page["work_packages"]} == {
+        "WP01": "approved",
+        "WP02": "claimed",
+        "WP03": "planned",
+        "WP04": "blocked",
+    }
+    # A rewritten log cannot be grown: the caller rebuilds.
+    log = repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl"
+    log.write_bytes(log.read_bytes()[:-200])
+    assert live.grow(now) is None
 
 
 def test_the_mission_switcher_serves_every_mission(repo: Path) -> None:

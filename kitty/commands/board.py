@@ -53,6 +53,11 @@ from kitty.output import emit, terminal_width, use_colour, warn
     show_default=True,
     help="With --serve: seconds a connection may stay silent before its request arrives.",
 )
+@click.option(
+    "--edit",
+    is_flag=True,
+    help="With --serve: allow moving cards and adding WPs from the page (loopback only).",
+)
 @json_option
 @click.pass_context
 def board(
@@ -65,14 +70,19 @@ def board(
     allow_remote: bool,
     max_connections: int,
     idle_timeout: float,
+    edit: bool,
     as_json: bool,
 ) -> int:
-    """Show the board: in the terminal, as an HTML file, or served live. Reads only.
+    """Show the board: in the terminal, as an HTML file, or served live. Reads only
+    (unless --serve --edit).
 
     Without options this is `kitty status`. --html writes one offline file (inline
     CSS, JS and SVG: kanban, WP details, dependency graph, cumulative flow, cycle
     times). --serve runs a local web server whose page updates within a second or
-    two of any change to the mission's log, from any process or worktree.
+    two of any change to the mission's log, from any process or worktree. With
+    --edit the page can move a card and add a WP (through the same checks and lock
+    as `kitty move` and `kitty wp add`; loopback only, each request carrying the
+    server's random token from its own page).
 
     \b
     Examples:
@@ -80,20 +90,21 @@ def board(
       kitty board --html board.html
       kitty board --serve                      # http://127.0.0.1:8765/
       kitty board --serve --port 0 --mission checkout
+      kitty board --serve --edit
     """
     from kitty.errors import UsageError
 
     if html_file is not None and serve:
         raise UsageError("--html and --serve do not go together", "run one, then the other")
-    served_only = (port != 8765, host != "127.0.0.1", allow_remote)
+    served_only = (port != 8765, host != "127.0.0.1", allow_remote, edit)
     if not serve and (any(served_only) or max_connections != 128 or idle_timeout != 10.0):
         raise UsageError(
-            "--port, --host, --allow-remote, --max-connections and --idle-timeout "
+            "--port, --host, --allow-remote, --max-connections, --idle-timeout and --edit "
             "only apply to --serve",
             "add --serve",
         )
     if serve:
-        return _serve(ctx, mission, host, port, allow_remote, max_connections, idle_timeout)
+        return _serve(ctx, mission, host, port, allow_remote, max_connections, idle_timeout, edit)
     from kitty.adapters.eventlog import now_us
 
     if html_file is not None:
@@ -138,6 +149,7 @@ def _serve(
     allow_remote: bool,
     max_connections: int,
     idle_timeout: float,
+    edit: bool,
 ) -> int:
     from kitty.services.webserve import is_loopback, make_server, serve
 
@@ -149,6 +161,7 @@ def _serve(
         allow_remote,
         max_connections=max_connections,
         idle_timeout=idle_timeout,
+        edit=edit,
     )
     if not is_loopback(host):
         warn(
@@ -160,7 +173,8 @@ def _serve(
 
     def ready(url: str) -> None:
         slug = server.hub.default_mission
-        click.echo(f"kitty board: {url}?mission={slug}  (read-only, live; ^C stops)")
+        mode = "edits allowed from this page" if edit else "read-only"
+        click.echo(f"kitty board: {url}?mission={slug}  ({mode}, live; ^C stops)")
         sys.stdout.flush()
 
     serve(server, ready)

@@ -13,7 +13,10 @@ the connection honest) and `/healthz`. Nothing is written anywhere.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import ipaddress
+import json
+import secrets
 import signal
 import socket
 import sys
@@ -275,14 +278,107 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_POST(self) -> None:
-        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the board is read-only")
+        if self.server.edit_token is None:
+            self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "the board is read-only (`kitty board --serve --edit` allows edits)",
+            )
+            return
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "forbidden host")
+            return
+        try:
+            self._edit()
+        except GONE:
+            self.close_connection = True
 
-    do_PUT = do_DELETE = do_PATCH = do_POST
+    def do_PUT(self) -> None:
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the board takes GET, and POST with --edit")
+
+    do_DELETE = do_PATCH = do_PUT
+
+    # -- edits (--edit) ----------------------------------------------------------------
+    def _json(self, status: int, value: dict[str, Any]) -> None:
+        self._send(status, "application/json; charset=utf-8", json.dumps(value) + "\n")
+
+    def _refusal(self) -> str | None:
+        """Why this POST is not the board's own page writing (None when it is).
+
+        The page sends the server's random token in `X-Kitty-Token` (a header no other
+        site can set on a request to us without a CORS preflight, which we never
+        grant), its own origin in `Origin` (which a browser always sets on a POST),
+        and JSON. Another local page, a form or a DNS-rebound name fails one of these.
+        """
+        token = self.headers.get("X-Kitty-Token") or ""
+        expected = self.server.edit_token or ""
+        if not hmac.compare_digest(token.encode(), expected.encode()):
+            return "missing or wrong edit token"
+        origin = self.headers.get("Origin")
+        host = (self.headers.get("Host") or "").strip()
+        if origin != f"http://{host}" or not host.endswith(f":{self.server.server_port}"):
+            return f"foreign origin {origin!r}" if origin else "no Origin header"
+        site = self.headers.get("Sec-Fetch-Site")
+        if site not in (None, "same-origin"):
+            return f"cross-site request ({site})"
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return f"content type {ctype or 'none'} (JSON only)"
+        return None
+
+    def _edit(self) -> None:
+        url = urlsplit(self.path)
+        routes: dict[str, Callable[[Mission, dict[str, Any]], dict[str, Any]]] = {
+            "/api/move": _edit_move,
+            "/api/wp": _edit_add,
+        }
+        route = routes.get(url.path)
+        if route is None:
+            self._error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        why = self._refusal()
+        if why is not None:
+            print(f"kitty board: refused an edit: {why}", file=sys.stderr)
+            self.close_connection = True
+            self._json(HTTPStatus.FORBIDDEN, {"code": "forbidden", "message": why, "hint": ""})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_EDIT_BYTES:
+            self.close_connection = True
+            self._json(
+                HTTPStatus.BAD_REQUEST,
+                {"code": "usage", "message": f"a body of 1 to {MAX_EDIT_BYTES} bytes", "hint": ""},
+            )
+            return
+        try:
+            body = json.loads(self.rfile.read(length))
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._json(
+                HTTPStatus.BAD_REQUEST,
+                {"code": "usage", "message": "the body must be a JSON object", "hint": ""},
+            )
+            return
+        hub = self.server.hub
+        try:
+            mission = Mission.open(hub.root, hub.resolve(_text(body, "mission", required=False)))
+            result = route(mission, body)
+        except KittyError as exc:
+            status = _STATUS.get(exc.code, HTTPStatus.CONFLICT)
+            self._json(status, exc.to_json())
+            return
+        self._json(HTTPStatus.OK, result)
 
     def _page(self, name: str | None, _query: dict[str, list[str]]) -> None:
         hub = self.server.hub
         snap = hub.snapshot(hub.resolve(name))
-        page = webboard.render_page(snap.model, live=True)
+        model = snap.model
+        if self.server.edit_token is not None:
+            model = dict(model, edit={"token": self.server.edit_token})
+        page = webboard.render_page(model, live=True)
         csp = webboard.content_security_policy(live=True)
         self._send(200, "text/html; charset=utf-8", page, {"Content-Security-Policy": csp})
 
@@ -303,6 +399,54 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         if self.command == "GET":
             self.server.streams.add(self.connection, slug, seen)
+
+
+#: The largest edit request accepted (a move or a new WP is a few hundred bytes).
+MAX_EDIT_BYTES = 64 * 1024
+_STATUS = {
+    "usage": HTTPStatus.BAD_REQUEST,
+    "not_found": HTTPStatus.NOT_FOUND,
+    "ambiguous": HTTPStatus.BAD_REQUEST,
+    "lock_busy": HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+
+def _text(body: dict[str, Any], key: str, required: bool = True) -> str | None:
+    value = body.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise UsageError(f"`{key}` must be a non-empty string", f"send {{{key!r}: ...}}")
+    return value
+
+
+def _edit_move(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
+    """A move from the page: `kitty move WP LANE [--agent A] [--note N]`, same checks."""
+    from kitty.services.moves import move_task
+
+    wp_id, lane = _text(body, "wp"), _text(body, "to")
+    assert wp_id is not None and lane is not None
+    return move_task(
+        mission,
+        wp_id,
+        lane,
+        agent=_text(body, "agent", required=False) or None,
+        note=_text(body, "note", required=False) or None,
+    )
+
+
+def _edit_add(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
+    """A new WP from the page: `kitty wp add --title T [--depends-on ...]`, same checks."""
+    from kitty.services.missions import add_wp
+
+    title = _text(body, "title")
+    assert title is not None
+    deps = body.get("depends_on") or []
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise UsageError("`depends_on` must be a list of WP ids", 'send ["WP01", "WP02"]')
+    result = add_wp(mission, title, deps, [], 0)
+    result["path"] = mission.project.rel(Path(result["path"]))
+    return result
 
 
 def _is_ip_loopback(name: str) -> bool:
@@ -328,7 +472,10 @@ class BoardServer(ThreadingHTTPServer):
         quiet: bool,
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
+        edit: bool = False,
     ):
+        #: With --edit: the secret the page sends with every edit (None: read-only).
+        self.edit_token = secrets.token_urlsafe(32) if edit else None
         self.hub = hub
         self.allow_remote = allow_remote
         self.quiet = quiet
@@ -511,8 +658,15 @@ def make_server(
     quiet: bool = True,
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT_S,
+    edit: bool = False,
 ) -> BoardServer:
-    """Bind the board (nothing served yet). Refuses a non-loopback host unless allowed."""
+    """Bind the board (nothing served yet). Refuses a non-loopback host unless allowed,
+    and edits anywhere but on loopback."""
+    if edit and (allow_remote or not is_loopback(host)):
+        raise UsageError(
+            "--edit serves on a loopback address only",
+            "drop --allow-remote and --host (edits from the page are for this machine)",
+        )
     if not is_loopback(host) and not allow_remote:
         raise UsageError(
             f"refusing to serve the board on {host}, which is not a loopback address",
@@ -523,7 +677,13 @@ def make_server(
     hub.snapshot(hub.default_mission)  # fail early on an unreadable mission
     try:
         return BoardServer(
-            (host.strip("[]"), port), hub, allow_remote, quiet, max_connections, idle_timeout
+            (host.strip("[]"), port),
+            hub,
+            allow_remote,
+            quiet,
+            max_connections,
+            idle_timeout,
+            edit,
         )
     except OSError as exc:
         raise UsageError(

@@ -346,3 +346,134 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process `pid` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- editing from the page (kitty board --serve --edit) ----------------------------------
+
+
+def in_column(wp: str, column: str) -> str:
+    return f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
+        return c && c.closest('.column').dataset.column === '{column}'; }}"""
+
+
+def test_editing_from_the_page_moves_a_card_and_adds_a_wp(repo: Path, watched: Watched) -> None:
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    page = watched.page
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        page.click(".card[data-wp=WP05]")
+        page.wait_for_selector("dialog[open] #move-form:not(.hidden)")
+        page.select_option("#move-to", "claimed")
+        page.fill("#move-agent", "board-user")
+        page.click("#move-go")
+        wait_for(page, in_column("WP05", "In progress"), timeout=5000)
+        assert "moved WP05" in page.inner_text("#edit-status")
+        page.keyboard.press("Escape")
+        page.fill("#add-title", "Added from the page")
+        page.fill("#add-deps", "WP01")
+        page.click("#add-go")
+        wait_for(page, in_column("WP07", "Planned"), timeout=8000)
+        assert "added WP07" in page.inner_text("#edit-status")
+        assert "Added from the page" in page.inner_text(".card[data-wp=WP07]")
+        # An illegal move is refused with the CLI's own message, and changes nothing.
+        page.click(".card[data-wp=WP03]")
+        page.select_option("#move-to", "done")
+        page.click("#move-go")
+        wait_for(page, "document.getElementById('edit-status').className.includes('bad')")
+        assert "refused" in page.inner_text("#edit-status")
+    finally:
+        stop(served)
+    wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert wps["WP05"]["lane"] == "claimed" and wps["WP05"]["agent"] == "board-user"
+    assert wps["WP07"]["dependencies"] == ["WP01"] and wps["WP03"]["lane"] == "planned"
+    # The browser logs a failed fetch (the refused move) as a console error: nothing else.
+    assert [e for e in watched.errors if "409" not in e] == []
+
+
+ATTACKER = """<!doctype html><title>other local page</title><script>
+const board = %s, token = %s;
+async function attempt(init) {
+  try { const r = await fetch(board + "api/move", init); return String(r.status); }
+  catch (e) { return "blocked"; }
+}
+(async () => {
+  const body = JSON.stringify({wp: "WP05", to: "claimed", agent: "attacker"});
+  const results = [
+    // A "simple" request: no preflight, so it reaches the server (which refuses it).
+    await attempt({method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body}),
+    // With the token (as if leaked): the custom header needs a preflight, never granted.
+    await attempt({method: "POST", headers: {"Content-Type": "application/json",
+                                             "X-Kitty-Token": token}, body}),
+  ];
+  document.body.dataset.results = results.join(",");
+})();
+</script>"""
+
+
+def test_forged_edits_are_refused(repo: Path, watched: Watched) -> None:
+    import http.server
+    import threading
+
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    log = repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl"
+    page = watched.page
+    other: http.server.ThreadingHTTPServer | None = None
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        token = page.evaluate(
+            "JSON.parse(document.getElementById('kitty-data').textContent).edit.token"
+        )
+        before = log.read_bytes()
+        # From the board's own page, without the token or with a wrong one.
+        statuses = page.evaluate(
+            """async () => { const out = [];
+              for (const token of [null, "wrong"]) {
+                const headers = {"Content-Type": "application/json"};
+                if (token) headers["X-Kitty-Token"] = token;
+                const r = await fetch("api/move", {method: "POST", headers,
+                  body: JSON.stringify({wp: "WP05", to: "claimed"})});
+                out.push(r.status);
+              }
+              return out; }"""
+        )
+        assert statuses == [403, 403]
+        # From another page on this machine (another port is another origin).
+        html = ATTACKER % (json.dumps(served.url.split("?")[0]), json.dumps(token))
+
+        class Attacker(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        evil = watched.page.context.new_page()
+        evil.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        wait_for(evil, "document.body.dataset.results !== undefined")
+        results = evil.evaluate("document.body.dataset.results").split(",")
+        evil.close()
+        # no-cors hides the status ("0"); the preflighted one never leaves the browser.
+        assert results == ["0", "blocked"], results
+        time.sleep(0.5)
+        assert log.read_bytes() == before, "no forged request wrote anything"
+    finally:
+        if other is not None:
+            other.shutdown()
+            other.server_close()
+        err = stop(served)
+    refusals = [line for line in err.splitlines() if "refused an edit" in line]
+    assert len(refusals) == 3, err  # two from the page, one from the other origin
+    assert any("token" in line for line in refusals)
+    wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert wps["WP05"]["lane"] == "planned"

@@ -494,3 +494,91 @@ def test_connections_are_capped_and_idle_sockets_time_out(repo: Path) -> None:
             sock.close()
         err = finish(proc)
     assert "Traceback" not in err, err
+
+
+# -- editing from the page (--edit) ------------------------------------------------------
+
+
+def post(
+    server: webserve.BoardServer,
+    path: str,
+    body: Any,
+    token: str | None,
+    origin: str | None = "same",
+    ctype: str = "application/json",
+) -> tuple[int, dict[str, Any]]:
+    port = server.server_address[1]
+    headers = {"Content-Type": ctype, "Host": f"127.0.0.1:{port}"}
+    if token is not None:
+        headers["X-Kitty-Token"] = token
+    if origin is not None:
+        headers["Origin"] = f"http://127.0.0.1:{port}" if origin == "same" else origin
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", path, body=json.dumps(body), headers=headers)
+    resp = conn.getresponse()
+    data = json.loads(resp.read().decode() or "{}") if resp.status != 405 else {}
+    conn.close()
+    return resp.status, data
+
+
+def test_edits_need_edit_the_token_the_origin_and_json(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    log = repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl"
+    # Read-only by default: no token in the page, every POST refused.
+    with running(repo) as server:
+        assert server.edit_token is None
+        assert "edit" not in page_data(get(server, "/")[2])
+        assert post(server, "/api/move", {"wp": "WP01", "to": "claimed"}, "x")[0] == 405
+    before = log.read_bytes()
+    server = webserve.make_server(repo, None, "127.0.0.1", 0, allow_remote=False, edit=True)
+    with running_server(server):
+        token = page_data(get(server, "/")[2])["edit"]["token"]
+        assert token == server.edit_token and len(token) >= 32
+        assert "edit" not in json.loads(get(server, "/api/board")[2]), "only the page has it"
+        move = {"wp": "WP04", "to": "claimed", "agent": "board-user"}
+        forged = [
+            post(server, "/api/move", move, None),
+            post(server, "/api/move", move, "wrong-" + token),
+            post(server, "/api/move", move, token, origin=None),
+            post(server, "/api/move", move, token, origin="http://127.0.0.1:1"),
+            post(server, "/api/move", move, token, origin="http://evil.example"),
+            post(server, "/api/move", move, token, ctype="text/plain"),
+            post(server, "/api/move", move, token, ctype="application/x-www-form-urlencoded"),
+        ]
+        assert [status for status, _ in forged] == [403] * len(forged), forged
+        assert log.read_bytes() == before, "a refused edit writes nothing"
+        # Bad requests from the page: clear errors, nothing written.
+        status, err = post(server, "/api/move", {"wp": "WP04"}, token)
+        assert status == 400 and "`to`" in err["message"]
+        status, err = post(server, "/api/move", {"wp": "WP04", "to": "done"}, token)
+        assert status == 409 and err["code"] == "invalid_transition", err
+        status, err = post(server, "/api/move", {"wp": "WP99", "to": "claimed"}, token)
+        assert status == 404 and "WP99" in err["message"]
+        assert log.read_bytes() == before
+        # The real thing: through move_task, as `kitty move` would.
+        status, done = post(server, "/api/move", move, token)
+        assert status == 200 and done["to_lane"] == "claimed", done
+        status, added = post(
+            server, "/api/wp", {"title": "From the page", "depends_on": ["WP01"]}, token
+        )
+        assert status == 200 and added["wp_id"] == "WP05", added
+    wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert wps["WP04"]["lane"] == "claimed" and wps["WP04"]["agent"] == "board-user"
+    assert wps["WP05"]["title"] == "From the page" and wps["WP05"]["dependencies"] == ["WP01"]
+    # Edits are for this machine only.
+    remote = kitty(repo, "board", "--serve", "--edit", "--host", "0.0.0.0", "--allow-remote")
+    assert remote.code == 2 and "loopback" in remote.err
+    stray = kitty(repo, "board", "--edit")
+    assert stray.code == 2 and "only apply to --serve" in stray.err
+
+
+@contextmanager
+def running_server(server: webserve.BoardServer) -> Iterator[webserve.BoardServer]:
+    thread = threading.Thread(target=webserve.serve, args=(server, lambda url: None), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.hub.stop.set()
+        server.shutdown()
+        thread.join(5)

@@ -21,6 +21,10 @@ NODE_H = 46
 GAP_X = 56
 GAP_Y = 14
 PAD = 12
+LEGEND_ROW = 18
+#: Characters of "WPnn title" that fit in a box (the page shows the whole title on hover).
+LABEL_CHARS = 23
+LEGEND_MIN_W = 420
 
 #: The board's columns, bottom band first in the flow chart (done at the bottom: a burn-up).
 FLOW_BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -118,9 +122,24 @@ def _cached_layout(
 # -- dependency graph ------------------------------------------------------------------
 
 
-def lane_hues(lanes: Sequence[str]) -> dict[str, int]:
-    """A stable, well-spread hue per execution lane (golden-angle steps)."""
-    return {lane: round((i * 137.508) % 360) for i, lane in enumerate(lanes)}
+#: Hues that stay apart in light and dark mode; lanes beyond them are grey and named.
+PALETTE = (210, 30, 140, 280, 0, 185, 55, 320)
+
+
+def lane_hues(
+    lanes: Sequence[str], sizes: Mapping[str, int] | None = None
+) -> dict[str, int | None]:
+    """A hue per execution lane for at most `len(PALETTE)` lanes (the biggest, by
+    `sizes`; the first ones seen on a tie), None for the rest: past ~8 colours
+    nobody tells them apart, so those lanes are grey and told by their name."""
+    sizes = sizes or {}
+    ranked = sorted(range(len(lanes)), key=lambda i: (-sizes.get(lanes[i], 0), i))
+    hue = {lanes[i]: PALETTE[rank] for rank, i in enumerate(ranked[: len(PALETTE)])}
+    return {lane: hue.get(lane) for lane in lanes}
+
+
+def _lane_style(hue: int | None) -> str:
+    return f"--lane-h:{hue}" if hue is not None else "--lane-h:0;--lane-s:0%"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -144,13 +163,48 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         tuple(order), tuple(tuple(deps[i]) for i in order), tuple(group[i] for i in order)
     )
     lanes_seen = list(dict.fromkeys(group[i] for i in order))
-    hues = lane_hues(lanes_seen)
+    sizes: dict[str, int] = {}
+    for i in order:
+        sizes[group[i]] = sizes.get(group[i], 0) + 1
+    hues = lane_hues(lanes_seen, sizes)
     critical = set(critical_path)
     crit_edges = set(pairwise(critical_path))
     columns = max(len(layout.layers), 1)
     rows = max((len(layer) for layer in layout.layers), default=1)
-    legend_h = 26
-    width = PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X
+    width = max(PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X, LEGEND_MIN_W)
+    # Legend: one swatch per coloured lane, named (colour is never the only cue), then
+    # one for the grey lanes; wrapped to the picture's width.
+    items = [
+        (f'class="lane-fill" style="{_lane_style(hues[lane])}"', lane or "no lane")
+        for lane in lanes_seen
+        if hues[lane] is not None
+    ]
+    grey = [lane for lane in lanes_seen if hues[lane] is None]
+    if grey:
+        items.append(
+            (
+                f'class="lane-fill" style="{_lane_style(None)}"',
+                f"{len(grey)} more lanes (grey, named on each box)",
+            )
+        )
+    legend: list[str] = []
+    x, y = PAD, PAD
+    for attrs, label in items + ([("", f"{CRITICAL_MARK} critical path")] if critical else []):
+        item_w = (16 if attrs else 0) + 7 * len(label) + 14
+        if x > PAD and x + item_w > width - PAD:
+            x, y = PAD, y + LEGEND_ROW
+        if attrs:
+            legend.append(
+                f'<g class="item"><rect x="{x}" y="{y}" width="12" height="12" rx="2" {attrs}/>'
+                f'<text x="{x + 16}" y="{y + 10}">{esc(label)}</text></g>'
+            )
+        else:
+            legend.append(
+                f'<g class="item"><text x="{x}" y="{y + 10}" class="critical-label">'
+                f"{esc(label)}</text></g>"
+            )
+        x += item_w
+    legend_h = y - PAD + LEGEND_ROW + 8
     height = PAD * 2 + legend_h + rows * NODE_H + (rows - 1) * GAP_Y
 
     def xy(node: str) -> tuple[int, int]:
@@ -169,23 +223,10 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         'refY="5" markerWidth="12" markerHeight="12" markerUnits="userSpaceOnUse" '
         'orient="auto-start-reverse">'
         '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>',
+        '<g class="legend">',
+        *legend,
+        "</g>",
     ]
-    # Legend: one swatch per execution lane, named (colour is never the only cue).
-    x = PAD
-    out.append('<g class="legend">')
-    for lane in lanes_seen:
-        label = lane or "no lane"
-        out.append(
-            f'<rect x="{x}" y="{PAD}" width="12" height="12" rx="2" class="lane-fill" '
-            f'style="--lane-h:{hues[lane]}"/><text x="{x + 16}" y="{PAD + 10}">{esc(label)}</text>'
-        )
-        x += 24 + 7 * len(label)
-    if critical:
-        out.append(
-            f'<text x="{x}" y="{PAD + 10}" class="critical-label">'
-            f"{CRITICAL_MARK} critical path</text>"
-        )
-    out.append("</g>")
     out.append('<g class="edges">')
     for node in order:
         for dep in deps[node]:
@@ -229,9 +270,10 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
             f'tabindex="0" role="button" aria-label="{esc(tip)}">'
             f"<title>{esc(tip)}</title>"
             f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
-            f'class="lane-fill box" style="--lane-h:{hues[lane]}"/>'
+            f'class="lane-fill box" style="{_lane_style(hues[lane])}"/>'
             f'<text x="{x + 8}" y="{y + 18}" class="label">'
-            f'<tspan class="wp-id">{esc(mark + node)}</tspan> {esc(_clip(title, 18))}</text>'
+            f'<tspan class="wp-id">{esc(mark + node)}</tspan> '
+            f"{esc(_clip(title, max(4, LABEL_CHARS - len(mark + node))))}</text>"
             f'<text x="{x + 8}" y="{y + 36}" class="sub">{esc(_clip(sub, 26))}</text></g>'
         )
     out.append("</g></svg>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import time
@@ -477,3 +478,96 @@ def test_forged_edits_are_refused(repo: Path, watched: Watched) -> None:
     assert any("token" in line for line in refusals)
     wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
     assert wps["WP05"]["lane"] == "planned"
+
+
+# -- the graph and charts at a glance ------------------------------------------------------
+
+LONG = "with a title long enough that the box must cut it"
+
+
+def graph_mission(repo: Path, count: int) -> None:
+    """`count` WPs in chains and diamonds, with long titles, in many execution lanes."""
+    wps: list[dict[str, Any]] = []
+    for i in range(1, count + 1):
+        deps = [f"WP{i - 1:04d}"] if i % 6 != 1 else []
+        if i > 6 and i % 4 == 0:
+            deps.append(f"WP{i - 6:04d}")
+        wps.append(
+            {
+                "wp_id": f"WP{i:04d}",
+                "title": f"Package {i} {LONG}",
+                "deps": sorted(set(deps)),
+                "owned": [f"src/area{i % 23}/m{i}.py"],
+                "name": f"WP{i:04d}-wp.md",
+            }
+        )
+    make_mission(repo, wps=wps)
+    for wp, lane, agent, extra in [
+        ("WP0001", "claimed", "claude", []),
+        ("WP0001", "in_progress", "claude", []),
+        ("WP0001", "approved", "lead", ["--force", "--note", "review skipped: hotfix"]),
+        ("WP0002", "claimed", "claude", []),
+        ("WP0002", "planned", "lead", ["--force", "--note", "reclaimed"]),
+        ("WP0007", "claimed", "claude", []),
+    ]:
+        ok(repo, "move", wp, lane, "--agent", agent, *extra)
+
+
+@pytest.mark.parametrize("count", [30, 200])
+def test_the_graph_reads_at_a_glance(repo: Path, watched: Watched, count: int) -> None:
+    graph_mission(repo, count)
+    served = serve(repo)
+    page = watched.page
+    try:
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.goto(served.url)
+        wait_for(page, f"document.querySelectorAll('.kitty-graph .node').length === {count}")
+        # The legend wraps inside the picture; past 8 lanes the rest are grey and named.
+        overflow = page.evaluate(
+            """() => { const svg = document.querySelector('.kitty-graph').getBoundingClientRect();
+                return Array.from(document.querySelectorAll('.kitty-graph .legend .item'))
+                  .map(i => i.getBoundingClientRect())
+                  .filter(r => r.right > svg.right + 1).length; }"""
+        )
+        assert overflow == 0
+        legend = page.text_content(".kitty-graph .legend") or ""
+        assert "more lanes (grey, named on each box)" in legend
+        styles = page.eval_on_selector_all(
+            ".kitty-graph .node .box", "els => els.map(e => e.getAttribute('style'))"
+        )
+        coloured = {s for s in styles if "--lane-s:0%" not in s}
+        assert 1 < len(coloured) <= 8 and len(coloured) < len(styles)
+        # Hover: the full title, the predecessors and the dependents lit, the rest dimmed.
+        node = ".kitty-graph .node[data-wp=WP0009]"  # WP0008 -> WP0009 -> WP0010
+        page.locator("#graph").scroll_into_view_if_needed()
+        page.hover(node)
+        tip = page.inner_text("#graph-tip")
+        assert f"WP0009 Package 9 {LONG}" in tip and "WP0008" in tip and "WP0010" in tip
+        lit = page.evaluate(
+            """() => Object.fromEntries(['WP0007', 'WP0008', 'WP0009', 'WP0010', 'WP0019']
+                .map(id => [id, document.querySelector(`.kitty-graph .node[data-wp=${id}]`)
+                  .getAttribute('class')]))"""
+        )
+        assert "hl-self" in lit["WP0009"] and "hl-up" in lit["WP0008"]
+        assert "hl-up" in lit["WP0007"] and "hl-down" in lit["WP0010"]
+        assert "hl" not in lit["WP0019"]
+        assert page.locator(".kitty-graph.focusing .edge.hl").count() >= 3
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"graph-{count}.png"
+        page.locator("#graph").screenshot(path=str(shot))
+        record(f"graph_screenshot_{count}", str(shot))
+        page.mouse.move(5, 5)
+        wait_for(page, "document.getElementById('graph-tip').classList.contains('hidden')")
+        # Keyboard focus does the same.
+        page.focus(".kitty-graph .node[data-wp=WP0004]")
+        assert f"WP0004 Package 4 {LONG}" in page.inner_text("#graph-tip")
+        # Times are local and human, the full stamp on hover.
+        stamp = page.get_attribute("#cycles-box time", "title") or ""
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00", stamp), stamp
+        assert "T" not in page.inner_text("#cycles-box time")
+        # Force is shown where it matters: an approval past review, not a reclaim.
+        assert "forced approval" in page.inner_text(".card[data-wp=WP0001]")
+        assert "forced" not in page.inner_text(".card[data-wp=WP0002]")
+    finally:
+        stop(served)
+    assert watched.errors == []

@@ -292,34 +292,46 @@ def flow_series(
     each time slice wins, and the final state is always kept). WPs in `ids` that
     have no transition yet count as planned; canceled WPs leave the chart.
     """
-    lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
-    counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
-    counts["Planned"] = len(lane_of)
+    flow = Flow(ids)
+    flow.add(transitions)
+    return flow.series(max_points)
 
-    def move(wp_id: str, to_lane: str) -> None:
-        old = lane_of.get(wp_id)
-        if old is not None and old in BAND_OF:
-            counts[BAND_OF[old]] -= 1
-        lane_of[wp_id] = to_lane
-        if to_lane in BAND_OF:
-            counts[BAND_OF[to_lane]] += 1
 
-    points: list[dict[str, Any]] = []
-    for at_us, wp_id, to_lane in transitions:
-        move(wp_id, to_lane)
-        point = {"at_us": at_us, "counts": dict(counts)}
-        if points and points[-1]["at_us"] == at_us:
-            points[-1] = point
-        else:
-            points.append(point)
-    if len(points) <= max_points:
-        return points
-    start, end = points[0]["at_us"], points[-1]["at_us"]
-    span = max(1, end - start)
-    thinned: dict[int, dict[str, Any]] = {}
-    for point in points:
-        thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
-    return [thinned[k] for k in sorted(thinned)]
+class Flow:
+    """`flow_series`, kept: a live board adds each new transition once."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
+        self.counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
+        self.counts["Planned"] = len(self.lane_of)
+        self.points: list[dict[str, Any]] = []
+
+    def add(self, transitions: Sequence[tuple[int, str, str]]) -> None:
+        """Transitions in log order, each no older than those added before."""
+        lane_of, counts, points = self.lane_of, self.counts, self.points
+        for at_us, wp_id, to_lane in transitions:
+            old = lane_of.get(wp_id)
+            if old is not None and old in BAND_OF:
+                counts[BAND_OF[old]] -= 1
+            lane_of[wp_id] = to_lane
+            if to_lane in BAND_OF:
+                counts[BAND_OF[to_lane]] += 1
+            point = {"at_us": at_us, "counts": dict(counts)}
+            if points and points[-1]["at_us"] == at_us:
+                points[-1] = point
+            else:
+                points.append(point)
+
+    def series(self, max_points: int = 300) -> list[dict[str, Any]]:
+        points = self.points
+        if len(points) <= max_points:
+            return list(points)
+        start, end = points[0]["at_us"], points[-1]["at_us"]
+        span = max(1, end - start)
+        thinned: dict[int, dict[str, Any]] = {}
+        for point in points:
+            thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
+        return [thinned[k] for k in sorted(thinned)]
 
 
 def cycle_times(

@@ -136,18 +136,21 @@ class _Builder:
                     self.dependents[dep].append(wp_id)
         self.timeline: dict[str, list[dict[str, Any]]] = {i: [] for i in self.ids}
         self.moves: list[tuple[int, str, str]] = []
+        self.flow_counts = svg.Flow(self.ids)
         self.logs = run_logs(mission.project)
         self.worktrees: dict[str, tuple[str, bool, str]] = {}
         self.add_events(ordered_events(mission))
 
     def add_events(self, events: list[Transition | Annotation]) -> None:
         """Events in replay order, each newer than every event added before."""
+        start = len(self.moves)
         for ev in events:
             if isinstance(ev, Transition):
                 self.moves.append((ev.at_us, ev.wp_id, ev.to_lane))
             entry = _timeline_entry(ev)
             if entry is not None:
                 self.timeline.setdefault(ev.wp_id, []).append(entry)
+        self.flow_counts.add(self.moves[start:])
 
     def worktree(self, lane_id: str) -> tuple[str, bool, str]:
         from kitty.services.worktrees import lane_branch, lane_path
@@ -229,7 +232,7 @@ class _Builder:
         }
 
     def flow(self, now_us: int | None) -> str:
-        return svg.flow_svg(svg.flow_series(self.moves, self.ids), until_us=now_us)
+        return svg.flow_svg(self.flow_counts.series(), until_us=now_us)
 
 
 #: What a WP's view gets from the whole board and the clock (redone for every WP on

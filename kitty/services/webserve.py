@@ -605,14 +605,23 @@ class Streams:
             self.last_ping = time.monotonic()
         for slug in {s.slug for s in streams}:
             mine = [s for s in streams if s.slug == slug]
-            version = self.hub.version(slug)
+            try:
+                version = self.hub.version(slug)
+            except KittyError:
+                version = ""
             if all(s.seen == version for s in mine):
                 continue
             for stream in mine:
                 if stream.seen != version:
-                    message, stream.seen = self.hub.message(slug, stream.seen)
+                    try:
+                        message, stream.seen = self.hub.message(slug, stream.seen)
+                    except KittyError:  # the mission is gone or unreadable: the page
+                        self._drop(stream)  # reconnects and is told why
+                        continue
                     stream.backlog += message
         for stream in streams:
+            if stream.sock.fileno() < 0:
+                continue  # dropped above
             if _hung_up(stream.sock):
                 self._drop(stream)
                 continue

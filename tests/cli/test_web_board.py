@@ -582,3 +582,26 @@ def running_server(server: webserve.BoardServer) -> Iterator[webserve.BoardServe
         server.hub.stop.set()
         server.shutdown()
         thread.join(5)
+
+
+def test_a_stream_of_a_mission_that_goes_away_is_closed_quietly(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    make_mission(repo, wps=WPS)
+    make_mission(repo, slug="other-01ABCDEG", wps=[{"wp_id": "WP01", "title": "Other"}])
+    with running(repo, "demo") as server:
+        version = json.loads(get(server, "/api/board?mission=other")[2])["version"]
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+        conn.request("GET", f"/events?mission=other&since={version}")
+        resp = conn.getresponse()
+        assert resp.status == 200
+        shutil.rmtree(repo / "kitty-specs" / "other-01ABCDEG")
+        deadline = time.monotonic() + 5
+        while resp.fp.readline() and time.monotonic() < deadline:
+            pass
+        assert time.monotonic() < deadline, "the stream is closed"
+        conn.close()
+        assert get(server, "/healthz")[0] == 200
+    assert "Traceback" not in capsys.readouterr().err

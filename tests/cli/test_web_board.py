@@ -602,6 +602,7 @@ def test_a_stream_of_a_mission_that_goes_away_is_closed_quietly(
         while resp.fp.readline() and time.monotonic() < deadline:
             pass
         assert time.monotonic() < deadline, "the stream is closed"
+        resp.close()
         conn.close()
         assert get(server, "/healthz")[0] == 200
     assert "Traceback" not in capsys.readouterr().err

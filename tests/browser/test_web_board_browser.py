@@ -368,6 +368,8 @@ def test_editing_from_the_page_moves_a_card_and_adds_a_wp(repo: Path, watched: W
         page.wait_for_selector("dialog[open] #move-form:not(.hidden)")
         page.select_option("#move-to", "claimed")
         page.fill("#move-agent", "board-user")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-board-edit.png"))
         page.click("#move-go")
         wait_for(page, in_column("WP05", "In progress"), timeout=5000)
         assert "moved WP05" in page.inner_text("#edit-status")

@@ -20,7 +20,9 @@ from kitty.output import emit, terminal_width, use_colour, warn
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the board, graph and charts as one self-contained HTML file ('-': stdout).",
 )
-@click.option("--serve", is_flag=True, help="Serve a live, read-only web board until ^C.")
+@click.option(
+    "--serve", is_flag=True, help="Serve a live web board until ^C (read-only unless --edit)."
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),

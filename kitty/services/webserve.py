@@ -1,13 +1,16 @@
-"""`kitty board --serve`: a read-only local web board, live through server-sent events.
+"""`kitty board --serve`: a local web board, live through server-sent events.
 
-Standard library only (`http.server.ThreadingHTTPServer`): the board needs four
+Standard library only (`http.server.ThreadingHTTPServer`): the board needs a few
 routes, one long-lived event stream per tab and no templates beyond one page, so a
 framework would add start-up cost and a dependency for nothing.
 
 Routes: `/` (the page, `?mission=SLUG`), `/api/board` (the same data as JSON),
-`/events` (an SSE stream: one `board` event whenever the mission's files change,
-seen by polling their stat every `POLL_S`; a comment line every `PING_S` keeps
-the connection honest) and `/healthz`. Nothing is written anywhere.
+`/events` (an SSE stream: a `diff` event when the log grew, else a `board` event,
+whenever the mission's files change, seen by polling their stat every `POLL_S`; a
+comment line every `PING_S` keeps the connection honest; every stream is fed by
+one thread) and `/healthz`. Read-only unless started with `edit=True` (`--edit`):
+then `POST /api/move` and `POST /api/wp` write through the CLI's services, for the
+server's own page only (its token, its Origin, JSON).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from kitty.errors import KittyError, UsageError
 from kitty.services import webboard
 from kitty.services.workspace import Mission
 
-POLL_S = 0.25
+POLL_S = 0.1
 PING_S = 15.0
 FILES_EVERY_S = 2.0
 #: Open connections at once (requests being served + event streams); more get a 503.

@@ -15,6 +15,8 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
+from kitty.core.clock import format_at
+
 CRITICAL_MARK = "◆"
 NODE_W = 168
 NODE_H = 46
@@ -442,8 +444,8 @@ def flow_svg(
         )
     for at_us, anchor in ((start, "start"), (end, "end")):
         out.append(
-            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}">'
-            f"{_fmt_time(at_us, span)} UTC</text>"
+            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}" '
+            f'data-at="{format_at(at_us)}">{_fmt_time(at_us, span)} UTC</text>'
         )
     # Legend with the current count per band (text, not colour alone).
     y = top + 4

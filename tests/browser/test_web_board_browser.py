@@ -567,6 +567,12 @@ def test_the_graph_reads_at_a_glance(repo: Path, watched: Watched, count: int) -
         stamp = page.get_attribute("#cycles-box time", "title") or ""
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00", stamp), stamp
         assert "T" not in page.inner_text("#cycles-box time")
+        axis = page.eval_on_selector_all(
+            ".kitty-flow text[data-at]",
+            "els => els.map(e => [e.childNodes[0].textContent,"
+            " e.querySelector('title').textContent])",
+        )
+        assert len(axis) == 2 and all("UTC" not in shown and "T" in iso for shown, iso in axis)
         # Force is shown where it matters: an approval past review, not a reclaim.
         assert "forced approval" in page.inner_text(".card[data-wp=WP0001]")
         assert "forced" not in page.inner_text(".card[data-wp=WP0002]")

@@ -148,7 +148,13 @@ class Hub:
                 return cached
             now = eventlog.now_us()
             live = self.lives.get(slug)
-            grown = live[1].grow(now) if live is not None and live[0] == files else None
+            grown = None
+            if live is not None and live[0] == files:
+                try:
+                    grown = live[1].grow(now)
+                except BaseException:
+                    del self.lives[slug]  # half grown: never grow it again
+                    raise
             if grown is not None and cached is not None and live is not None:
                 top, changed = grown
                 model = dict(live[1].model, version=version, live=True)

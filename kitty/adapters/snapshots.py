@@ -226,26 +226,43 @@ def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, 
     """Fold the appended tail onto the snapshot, or None when a full replay is needed."""
     if not tail.endswith(b"\n"):
         return None  # a torn last line: a full read reports it
-    parsed = parse_log(tail, first_line=snap["lines"] + 1)
     ids = _read_pickle(ids_path)
     if not isinstance(ids, tuple) or ids[0] != snap["token"]:
         return None
     seen: set[str] = ids[1]
+    board: Board = snap["board"]
+    grown = fold_tail(board, seen, tail, snap["lines"] + 1)
+    if grown is None:
+        return None
+    return LogState(board, snap["warnings"] + grown[1]), seen
+
+
+def fold_tail(
+    board: Board, seen: set[str], tail: bytes, first_line: int
+) -> tuple[list[Transition | Annotation], list[LogWarning]] | None:
+    """Fold whole log lines appended after `board` was built onto it (in place), adding
+    their event ids to `seen` (the ids already folded): the new events in replay order
+    and the tail's warnings, or None (nothing changed) when only a full replay can fold
+    them: a torn last line, a repeated event id, or an event older than the board."""
+    if not tail.endswith(b"\n"):
+        return None
+    parsed = parse_log(tail, first_line=first_line)
     fresh: list[Transition | Annotation] = []
+    new_ids: set[str] = set()
     for ev in parsed.events:
         event_id = ev.event_id
         if event_id:
-            if event_id in seen:
+            if event_id in seen or event_id in new_ids:
                 return None  # replay drops or flags a repeat: let it
-            seen.add(event_id)
+            new_ids.add(event_id)
         if not isinstance(ev, Other):
             fresh.append(ev)
-    board: Board = snap["board"]
     fresh.sort(key=lambda e: (e.at_us, e.event_id))
     if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
         return None  # sorts into the middle of the history: only a replay orders it
+    seen.update(new_ids)
     extend(board, fresh)
-    return LogState(board, snap["warnings"] + parsed.warnings), seen
+    return fresh, parsed.warnings
 
 
 def _save(

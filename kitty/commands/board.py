@@ -20,7 +20,9 @@ from kitty.output import emit, terminal_width, use_colour, warn
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the board, graph and charts as one self-contained HTML file ('-': stdout).",
 )
-@click.option("--serve", is_flag=True, help="Serve a live, read-only web board until ^C.")
+@click.option(
+    "--serve", is_flag=True, help="Serve a live web board until ^C (read-only unless --edit)."
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -39,6 +41,25 @@ from kitty.output import emit, terminal_width, use_colour, warn
     is_flag=True,
     help="With --serve: allow a non-loopback --host (everyone who reaches it can read the board).",
 )
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 10000),
+    default=128,
+    show_default=True,
+    help="With --serve: open connections at once (streams included); more get a 503.",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="With --serve: seconds a connection may stay silent before its request arrives.",
+)
+@click.option(
+    "--edit",
+    is_flag=True,
+    help="With --serve: allow moving cards and adding WPs from the page (loopback only).",
+)
 @json_option
 @click.pass_context
 def board(
@@ -49,14 +70,21 @@ def board(
     port: int,
     host: str,
     allow_remote: bool,
+    max_connections: int,
+    idle_timeout: float,
+    edit: bool,
     as_json: bool,
 ) -> int:
-    """Show the board: in the terminal, as an HTML file, or served live. Reads only.
+    """Show the board: in the terminal, as an HTML file, or served live. Reads only
+    (unless --serve --edit).
 
     Without options this is `kitty status`. --html writes one offline file (inline
     CSS, JS and SVG: kanban, WP details, dependency graph, cumulative flow, cycle
     times). --serve runs a local web server whose page updates within a second or
-    two of any change to the mission's log, from any process or worktree.
+    two of any change to the mission's log, from any process or worktree. With
+    --edit the page can move a card and add a WP (through the same checks and lock
+    as `kitty move` and `kitty wp add`; loopback only, each request carrying the
+    server's random token from its own page).
 
     \b
     Examples:
@@ -64,15 +92,21 @@ def board(
       kitty board --html board.html
       kitty board --serve                      # http://127.0.0.1:8765/
       kitty board --serve --port 0 --mission checkout
+      kitty board --serve --edit
     """
     from kitty.errors import UsageError
 
     if html_file is not None and serve:
         raise UsageError("--html and --serve do not go together", "run one, then the other")
-    if not serve and (port != 8765 or host != "127.0.0.1" or allow_remote):
-        raise UsageError("--port, --host and --allow-remote only apply to --serve", "add --serve")
+    served_only = (port != 8765, host != "127.0.0.1", allow_remote, edit)
+    if not serve and (any(served_only) or max_connections != 128 or idle_timeout != 10.0):
+        raise UsageError(
+            "--port, --host, --allow-remote, --max-connections, --idle-timeout and --edit "
+            "only apply to --serve",
+            "add --serve",
+        )
     if serve:
-        return _serve(ctx, mission, host, port, allow_remote)
+        return _serve(ctx, mission, host, port, allow_remote, max_connections, idle_timeout, edit)
     from kitty.adapters.eventlog import now_us
 
     if html_file is not None:
@@ -110,11 +144,27 @@ def board(
 
 
 def _serve(
-    ctx: click.Context, mission: str | None, host: str, port: int, allow_remote: bool
+    ctx: click.Context,
+    mission: str | None,
+    host: str,
+    port: int,
+    allow_remote: bool,
+    max_connections: int,
+    idle_timeout: float,
+    edit: bool,
 ) -> int:
     from kitty.services.webserve import is_loopback, make_server, serve
 
-    server = make_server(cwd(ctx), mission, host, port, allow_remote)
+    server = make_server(
+        cwd(ctx),
+        mission,
+        host,
+        port,
+        allow_remote,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        edit=edit,
+    )
     if not is_loopback(host):
         warn(
             [
@@ -125,7 +175,8 @@ def _serve(
 
     def ready(url: str) -> None:
         slug = server.hub.default_mission
-        click.echo(f"kitty board: {url}?mission={slug}  (read-only, live; ^C stops)")
+        mode = "edits allowed from this page" if edit else "read-only"
+        click.echo(f"kitty board: {url}?mission={slug}  ({mode}, live; ^C stops)")
         sys.stdout.flush()
 
     serve(server, ready)

@@ -15,12 +15,18 @@ from html import escape
 from itertools import pairwise
 from typing import Any
 
+from kitty.core.clock import format_at
+
 CRITICAL_MARK = "◆"
 NODE_W = 168
 NODE_H = 46
 GAP_X = 56
 GAP_Y = 14
 PAD = 12
+LEGEND_ROW = 18
+#: Characters of "WPnn title" that fit in a box (the page shows the whole title on hover).
+LABEL_CHARS = 23
+LEGEND_MIN_W = 420
 
 #: The board's columns, bottom band first in the flow chart (done at the bottom: a burn-up).
 FLOW_BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -118,9 +124,24 @@ def _cached_layout(
 # -- dependency graph ------------------------------------------------------------------
 
 
-def lane_hues(lanes: Sequence[str]) -> dict[str, int]:
-    """A stable, well-spread hue per execution lane (golden-angle steps)."""
-    return {lane: round((i * 137.508) % 360) for i, lane in enumerate(lanes)}
+#: Hues that stay apart in light and dark mode; lanes beyond them are grey and named.
+PALETTE = (210, 30, 140, 280, 0, 185, 55, 320)
+
+
+def lane_hues(
+    lanes: Sequence[str], sizes: Mapping[str, int] | None = None
+) -> dict[str, int | None]:
+    """A hue per execution lane for at most `len(PALETTE)` lanes (the biggest, by
+    `sizes`; the first ones seen on a tie), None for the rest: past ~8 colours
+    nobody tells them apart, so those lanes are grey and told by their name."""
+    sizes = sizes or {}
+    ranked = sorted(range(len(lanes)), key=lambda i: (-sizes.get(lanes[i], 0), i))
+    hue = {lanes[i]: PALETTE[rank] for rank, i in enumerate(ranked[: len(PALETTE)])}
+    return {lane: hue.get(lane) for lane in lanes}
+
+
+def _lane_style(hue: int | None) -> str:
+    return f"--lane-h:{hue}" if hue is not None else "--lane-h:0;--lane-s:0%"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -130,10 +151,11 @@ def _clip(text: str, limit: int) -> str:
 def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) -> str:
     """The WP dependency graph as one <svg>: a box per WP, coloured and labelled by lane.
 
-    `nodes`: dicts with `id`, `title`, `lane` (board state), `dependencies` and
-    `execution_lane`. Critical-path WPs and the edges between them carry the
-    class `critical` (thick red) and `◆` in their label. Each box is a link-like
-    group with `data-wp`, `tabindex` and a <title> holding the full text.
+    `nodes`: dicts with `id`, `title`, `lane` (board state; a node without the key
+    is drawn without it), `dependencies` and `execution_lane`. Critical-path WPs and
+    the edges between them carry the class `critical` (thick red) and `◆` in their
+    label. Each box is a link-like group with `data-wp`, `tabindex` and a <title>
+    holding the full text.
     """
     order = [str(n["id"]) for n in nodes]
     by_id = {str(n["id"]): n for n in nodes}
@@ -143,13 +165,48 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         tuple(order), tuple(tuple(deps[i]) for i in order), tuple(group[i] for i in order)
     )
     lanes_seen = list(dict.fromkeys(group[i] for i in order))
-    hues = lane_hues(lanes_seen)
+    sizes: dict[str, int] = {}
+    for i in order:
+        sizes[group[i]] = sizes.get(group[i], 0) + 1
+    hues = lane_hues(lanes_seen, sizes)
     critical = set(critical_path)
     crit_edges = set(pairwise(critical_path))
     columns = max(len(layout.layers), 1)
     rows = max((len(layer) for layer in layout.layers), default=1)
-    legend_h = 26
-    width = PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X
+    width = max(PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X, LEGEND_MIN_W)
+    # Legend: one swatch per coloured lane, named (colour is never the only cue), then
+    # one for the grey lanes; wrapped to the picture's width.
+    items = [
+        (f'class="lane-fill" style="{_lane_style(hues[lane])}"', lane or "no lane")
+        for lane in lanes_seen
+        if hues[lane] is not None
+    ]
+    grey = [lane for lane in lanes_seen if hues[lane] is None]
+    if grey:
+        items.append(
+            (
+                f'class="lane-fill" style="{_lane_style(None)}"',
+                f"{len(grey)} more lanes (grey, named on each box)",
+            )
+        )
+    legend: list[str] = []
+    x, y = PAD, PAD
+    for attrs, label in items + ([("", f"{CRITICAL_MARK} critical path")] if critical else []):
+        item_w = (16 if attrs else 0) + 7 * len(label) + 14
+        if x > PAD and x + item_w > width - PAD:
+            x, y = PAD, y + LEGEND_ROW
+        if attrs:
+            legend.append(
+                f'<g class="item"><rect x="{x}" y="{y}" width="12" height="12" rx="2" {attrs}/>'
+                f'<text x="{x + 16}" y="{y + 10}">{esc(label)}</text></g>'
+            )
+        else:
+            legend.append(
+                f'<g class="item"><text x="{x}" y="{y + 10}" class="critical-label">'
+                f"{esc(label)}</text></g>"
+            )
+        x += item_w
+    legend_h = y - PAD + LEGEND_ROW + 8
     height = PAD * 2 + legend_h + rows * NODE_H + (rows - 1) * GAP_Y
 
     def xy(node: str) -> tuple[int, int]:
@@ -168,23 +225,10 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         'refY="5" markerWidth="12" markerHeight="12" markerUnits="userSpaceOnUse" '
         'orient="auto-start-reverse">'
         '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>',
+        '<g class="legend">',
+        *legend,
+        "</g>",
     ]
-    # Legend: one swatch per execution lane, named (colour is never the only cue).
-    x = PAD
-    out.append('<g class="legend">')
-    for lane in lanes_seen:
-        label = lane or "no lane"
-        out.append(
-            f'<rect x="{x}" y="{PAD}" width="12" height="12" rx="2" class="lane-fill" '
-            f'style="--lane-h:{hues[lane]}"/><text x="{x + 16}" y="{PAD + 10}">{esc(label)}</text>'
-        )
-        x += 24 + 7 * len(label)
-    if critical:
-        out.append(
-            f'<text x="{x}" y="{PAD + 10}" class="critical-label">'
-            f"{CRITICAL_MARK} critical path</text>"
-        )
-    out.append("</g>")
     out.append('<g class="edges">')
     for node in order:
         for dep in deps[node]:
@@ -209,24 +253,29 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         data = by_id[node]
         x, y = xy(node)
         lane = group[node]
-        state = str(data.get("lane") or "unfinalized")
+        # Without a `lane` the node carries no board state (a live page paints it).
+        state = str(data.get("lane") or "unfinalized") if "lane" in data else None
         title = str(data.get("title") or "")
         is_crit = node in critical
         mark = f"{CRITICAL_MARK} " if is_crit else ""
-        sub = f"{lane or 'no lane'} · {state.replace('_', ' ')}"
+        sub = lane or "no lane"
+        tip = f"{node} {title} — "
+        if state is not None:
+            sub += f" · {state.replace('_', ' ')}"
+            tip += f"{state}, "
+        tip += (lane or "no lane") + (", on the critical path" if is_crit else "")
         cls = "node critical" if is_crit else "node"
-        tip = f"{node} {title} — {state}, {lane or 'no lane'}" + (
-            ", on the critical path" if is_crit else ""
-        )
+        state_attr = f'data-state="{esc(state)}" ' if state is not None else ""
         out.append(
             f'<g class="{cls}" data-wp="{esc(node)}" data-lane="{esc(lane)}" '
-            f'data-state="{esc(state)}" data-critical="{"true" if is_crit else "false"}" '
+            f'{state_attr}data-critical="{"true" if is_crit else "false"}" '
             f'tabindex="0" role="button" aria-label="{esc(tip)}">'
             f"<title>{esc(tip)}</title>"
             f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
-            f'class="lane-fill box" style="--lane-h:{hues[lane]}"/>'
+            f'class="lane-fill box" style="{_lane_style(hues[lane])}"/>'
             f'<text x="{x + 8}" y="{y + 18}" class="label">'
-            f'<tspan class="wp-id">{esc(mark + node)}</tspan> {esc(_clip(title, 18))}</text>'
+            f'<tspan class="wp-id">{esc(mark + node)}</tspan> '
+            f"{esc(_clip(title, max(4, LABEL_CHARS - len(mark + node))))}</text>"
             f'<text x="{x + 8}" y="{y + 36}" class="sub">{esc(_clip(sub, 26))}</text></g>'
         )
     out.append("</g></svg>")
@@ -245,34 +294,46 @@ def flow_series(
     each time slice wins, and the final state is always kept). WPs in `ids` that
     have no transition yet count as planned; canceled WPs leave the chart.
     """
-    lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
-    counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
-    counts["Planned"] = len(lane_of)
+    flow = Flow(ids)
+    flow.add(transitions)
+    return flow.series(max_points)
 
-    def move(wp_id: str, to_lane: str) -> None:
-        old = lane_of.get(wp_id)
-        if old is not None and old in BAND_OF:
-            counts[BAND_OF[old]] -= 1
-        lane_of[wp_id] = to_lane
-        if to_lane in BAND_OF:
-            counts[BAND_OF[to_lane]] += 1
 
-    points: list[dict[str, Any]] = []
-    for at_us, wp_id, to_lane in transitions:
-        move(wp_id, to_lane)
-        point = {"at_us": at_us, "counts": dict(counts)}
-        if points and points[-1]["at_us"] == at_us:
-            points[-1] = point
-        else:
-            points.append(point)
-    if len(points) <= max_points:
-        return points
-    start, end = points[0]["at_us"], points[-1]["at_us"]
-    span = max(1, end - start)
-    thinned: dict[int, dict[str, Any]] = {}
-    for point in points:
-        thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
-    return [thinned[k] for k in sorted(thinned)]
+class Flow:
+    """`flow_series`, kept: a live board adds each new transition once."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
+        self.counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
+        self.counts["Planned"] = len(self.lane_of)
+        self.points: list[dict[str, Any]] = []
+
+    def add(self, transitions: Sequence[tuple[int, str, str]]) -> None:
+        """Transitions in log order, each no older than those added before."""
+        lane_of, counts, points = self.lane_of, self.counts, self.points
+        for at_us, wp_id, to_lane in transitions:
+            old = lane_of.get(wp_id)
+            if old is not None and old in BAND_OF:
+                counts[BAND_OF[old]] -= 1
+            lane_of[wp_id] = to_lane
+            if to_lane in BAND_OF:
+                counts[BAND_OF[to_lane]] += 1
+            point = {"at_us": at_us, "counts": dict(counts)}
+            if points and points[-1]["at_us"] == at_us:
+                points[-1] = point
+            else:
+                points.append(point)
+
+    def series(self, max_points: int = 300) -> list[dict[str, Any]]:
+        points = self.points
+        if len(points) <= max_points:
+            return list(points)
+        start, end = points[0]["at_us"], points[-1]["at_us"]
+        span = max(1, end - start)
+        thinned: dict[int, dict[str, Any]] = {}
+        for point in points:
+            thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
+        return [thinned[k] for k in sorted(thinned)]
 
 
 def cycle_times(
@@ -383,8 +444,8 @@ def flow_svg(
         )
     for at_us, anchor in ((start, "start"), (end, "end")):
         out.append(
-            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}">'
-            f"{_fmt_time(at_us, span)} UTC</text>"
+            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}" '
+            f'data-at="{format_at(at_us)}">{_fmt_time(at_us, span)} UTC</text>'
         )
     # Legend with the current count per band (text, not colour alone).
     y = top + 4

@@ -32,13 +32,12 @@ def mission_info(mission: Mission) -> dict[str, Any]:
     }
 
 
-def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
+def global_fields(
+    mission: Mission, work_packages: list[dict[str, Any]], now_us: int | None
+) -> list[dict[str, Any]]:
+    """Set what each WP's view gets from the whole board (its open conflicts, its
+    lease, a reclaim) and from the clock (`lease.expired`); return the open conflicts."""
     board = mission.board
-    ids = mission.all_ids()
-    max_cycles = mission.config.max_cycles
-    work_packages = [
-        wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
-    ]
     conflicts = open_views(board, mission.slug)
     per_wp: dict[str, int] = {}
     for conflict in conflicts:
@@ -56,6 +55,17 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         wp["reclaimed_from"] = st.reclaim if st is not None else None
     for wp in work_packages:  # Spec Kitty 3.2.7's row keys (`agent` as it records it)
         wp.update(spec_kitty_row(mission.wps.get(wp["id"]), board.wps.get(wp["id"])))
+    return conflicts
+
+
+def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
+    board = mission.board
+    ids = mission.all_ids()
+    max_cycles = mission.config.max_cycles
+    work_packages = [
+        wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
+    ]
+    conflicts = global_fields(mission, work_packages, now_us)
     path = critical_path(mission.wps)
     on_path = set(path) if len(path) > 1 else set()  # one lone WP is no chain
     for wp in work_packages:

@@ -112,45 +112,76 @@ def _reviews(mission: Mission, wp_id: str) -> list[dict[str, Any]]:
 
 def board_model(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     """The whole page's data for `mission` (see the README's web board section)."""
-    from kitty.services.worktrees import lane_branch, lane_path
+    return _Builder(mission).model(now_us)
 
-    view = status_view(mission, now_us)
-    ids = [wp["id"] for wp in view["work_packages"]]
-    wp_lane = lane_map(mission.lanes_doc, mission.wps, ids) if mission.lanes_doc else {}
-    dependents: dict[str, list[str]] = {i: [] for i in ids}
-    for wp in view["work_packages"]:
-        for dep in wp["dependencies"]:
-            if dep in dependents:
-                dependents[dep].append(wp["id"])
-    events = ordered_events(mission)
-    timeline: dict[str, list[dict[str, Any]]] = {i: [] for i in ids}
-    moves: list[tuple[int, str, str]] = []
-    for ev in events:
-        if isinstance(ev, Transition):
-            moves.append((ev.at_us, ev.wp_id, ev.to_lane))
-        entry = _timeline_entry(ev)
-        if entry is not None:
-            timeline.setdefault(ev.wp_id, []).append(entry)
-    cycles = svg.cycle_times(moves)
-    logs = run_logs(mission.project)
-    lane_ids = {str(lane.get("lane_id")) for lane in (mission.lanes_doc or {}).get("lanes", [])}
-    for wp in view["work_packages"]:
+
+class _Builder:
+    """What board_model computes, in parts a live board can redo for a few WPs."""
+
+    def __init__(self, mission: Mission, stateless_graph: bool = False) -> None:
+        self.mission = mission
+        self.stateless_graph = stateless_graph
+        self.ids = mission.all_ids()
+        self.wp_lane = (
+            lane_map(mission.lanes_doc, mission.wps, self.ids) if mission.lanes_doc else {}
+        )
+        self.lane_ids = {
+            str(lane.get("lane_id")) for lane in (mission.lanes_doc or {}).get("lanes", [])
+        }
+        self.dependents: dict[str, list[str]] = {i: [] for i in self.ids}
+        for wp_id in self.ids:
+            wp = mission.wps.get(wp_id)
+            for dep in wp.dependencies if wp else ():
+                if dep in self.dependents:
+                    self.dependents[dep].append(wp_id)
+        self.timeline: dict[str, list[dict[str, Any]]] = {i: [] for i in self.ids}
+        self.moves: list[tuple[int, str, str]] = []
+        self.flow_counts = svg.Flow(self.ids)
+        self.logs = run_logs(mission.project)
+        self.worktrees: dict[str, tuple[str, bool, str]] = {}
+        self.add_events(ordered_events(mission))
+
+    def add_events(self, events: list[Transition | Annotation]) -> None:
+        """Events in replay order, each newer than every event added before."""
+        start = len(self.moves)
+        for ev in events:
+            if isinstance(ev, Transition):
+                self.moves.append((ev.at_us, ev.wp_id, ev.to_lane))
+            entry = _timeline_entry(ev)
+            if entry is not None:
+                self.timeline.setdefault(ev.wp_id, []).append(entry)
+        self.flow_counts.add(self.moves[start:])
+
+    def worktree(self, lane_id: str) -> tuple[str, bool, str]:
+        from kitty.services.worktrees import lane_branch, lane_path
+
+        found = self.worktrees.get(lane_id)
+        if found is None:
+            path = lane_path(self.mission, lane_id)
+            found = (
+                self.mission.project.rel(path),
+                path.is_dir(),
+                lane_branch(self.mission, lane_id),
+            )
+            self.worktrees[lane_id] = found
+        return found
+
+    def decorate(self, wp: dict[str, Any], cycles: dict[str, dict[str, int | None]]) -> None:
+        """Add to a status_view WP what only the web board shows."""
+        mission = self.mission
         wp_id = wp["id"]
-        lane_id = wp_lane.get(wp_id)
+        lane_id = self.wp_lane.get(wp_id)
         wp["execution_lane"] = lane_id
-        if lane_id in lane_ids:
-            path = lane_path(mission, lane_id)
-            wp["worktree"] = mission.project.rel(path)
-            wp["worktree_exists"] = path.is_dir()
-            wp["branch"] = lane_branch(mission, lane_id)
+        if lane_id in self.lane_ids:
+            wp["worktree"], wp["worktree_exists"], wp["branch"] = self.worktree(lane_id)
         else:
             wp["worktree"] = "." if wp_id in mission.wps else None
             wp["worktree_exists"] = wp_id in mission.wps
             wp["branch"] = None
-        wp["dependents"] = dependents.get(wp_id, [])
-        wp["timeline"] = timeline.get(wp_id, [])
+        wp["dependents"] = self.dependents.get(wp_id, [])
+        wp["timeline"] = list(self.timeline.get(wp_id, []))
         wp["reviews"] = _reviews(mission, wp_id)
-        wp["run_logs"] = logs.get(wp_id, [])
+        wp["run_logs"] = self.logs.get(wp_id, [])
         cycle = cycles.get(wp_id)
         wp["cycle_time_s"] = cycle["seconds"] if cycle else None
         wp["started_at"] = format_at(cycle["started_us"] or 0) if cycle else None
@@ -160,39 +191,154 @@ def board_model(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         claim = state.runtime_claim if state else None
         wp["claim"] = dict(claim) if claim else None
         wp["path"] = mission.wps[wp_id].path if wp_id in mission.wps else None
-    graph = svg.graph_svg(
-        [
-            {
-                "id": wp["id"],
-                "title": wp["title"],
-                "lane": wp["lane"],
-                "dependencies": wp["dependencies"],
-                "execution_lane": wp["execution_lane"],
-            }
-            for wp in view["work_packages"]
-        ],
-        view["critical_path"] if len(view["critical_path"]) > 1 else [],
-    )
-    flow = svg.flow_svg(svg.flow_series(moves, ids), until_us=now_us)
-    return {
-        "schema": SCHEMA,
-        "mission": view["mission"],
-        "missions": layout.list_missions(mission.project),
-        "columns": [{"title": title, "lanes": list(lanes)} for title, lanes in COLUMNS]
-        + [
-            {"title": "Blocked", "lanes": ["blocked"]},
-            {"title": "Canceled", "lanes": ["canceled"]},
-        ],
-        "work_packages": view["work_packages"],
-        "summary": view["summary"],
-        "progress": view["progress"],
-        "critical_path": view["critical_path"],
-        "warnings": view["warnings"],
-        "event_count": mission.board.event_count,
-        "generated_at": format_at(now_us) if now_us else None,
-        "graph_svg": graph,
-        "flow_svg": flow,
-    }
+
+    def model(self, now_us: int | None) -> dict[str, Any]:
+        mission = self.mission
+        view = status_view(mission, now_us)
+        cycles = svg.cycle_times(self.moves)
+        for wp in view["work_packages"]:
+            self.decorate(wp, cycles)
+        graph = svg.graph_svg(
+            [
+                {
+                    "id": wp["id"],
+                    "title": wp["title"],
+                    "dependencies": wp["dependencies"],
+                    "execution_lane": wp["execution_lane"],
+                }
+                | ({} if self.stateless_graph else {"lane": wp["lane"]})
+                for wp in view["work_packages"]
+            ],
+            view["critical_path"] if len(view["critical_path"]) > 1 else [],
+        )
+        return {
+            "schema": SCHEMA,
+            "mission": view["mission"],
+            "missions": layout.list_missions(mission.project),
+            "columns": [{"title": title, "lanes": list(lanes)} for title, lanes in COLUMNS]
+            + [
+                {"title": "Blocked", "lanes": ["blocked"]},
+                {"title": "Canceled", "lanes": ["canceled"]},
+            ],
+            "work_packages": view["work_packages"],
+            "summary": view["summary"],
+            "progress": view["progress"],
+            "critical_path": view["critical_path"],
+            "warnings": view["warnings"],
+            "event_count": mission.board.event_count,
+            "generated_at": format_at(now_us) if now_us else None,
+            "graph_svg": graph,
+            "flow_svg": self.flow(now_us),
+        }
+
+    def flow(self, now_us: int | None) -> str:
+        return svg.flow_svg(self.flow_counts.series(), until_us=now_us)
+
+
+#: What a WP's view gets from the whole board and the clock (redone for every WP on
+#: every update; cheap), as opposed to what only its own events change.
+_GLOBAL_FIELDS = ("conflicts", "lease", "reclaimed_from", "stalled")
+
+
+class LiveModel:
+    """board_model of one mission, kept current by folding the lines appended to its
+    log, with the snapshot cache's rule (`snapshots.fold_tail`): whole lines, no
+    repeated event id, every event newer than the board. A WP changed by the new
+    events (and the WPs that wait for it) is rebuilt; every other WP keeps its view.
+    `grow` returns what changed, so a live page is sent a diff, not the board.
+    Anything else (a WP file, lanes.json, a rewritten log) needs a new LiveModel."""
+
+    def __init__(self, mission: Mission, now_us: int) -> None:
+        from kitty.adapters.eventlog import open_log
+        from kitty.core.events import parse_log
+
+        fd = open_log(mission.events_path)
+        data = b""
+        if fd is not None:
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read()
+        parsed = parse_log(data)
+        mission.__dict__["log"] = parsed  # the board is then the replay of these bytes
+        self.mission = mission
+        self.offset: int | None = len(data) if not parsed.unterminated else None
+        self.lines = data.count(b"\n")
+        self.ids = {ev.event_id for ev in parsed.events if ev.event_id}
+        # The graph's nodes carry no board state: a move does not redraw it (the page
+        # paints each node's state from its WP).
+        self.builder = _Builder(mission, stateless_graph=True)
+        self.model = self.builder.model(now_us)
+        self.index = {wp["id"]: i for i, wp in enumerate(self.model["work_packages"])}
+
+    def grow(self, now_us: int) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """Fold what was appended to the log since; the new model's changed top-level
+        values and changed WPs, or None when only a rebuild can tell."""
+        from kitty.adapters.eventlog import open_log
+        from kitty.adapters.snapshots import fold_tail
+        from kitty.core.snapshot import progress, summary, wp_view
+        from kitty.services.board import global_fields
+        from kitty.services.liveness import mark_stalled
+
+        mission = self.mission
+        if self.offset is None:
+            return None
+        fd = open_log(mission.events_path)
+        if fd is None:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < self.offset:
+                return None
+            handle.seek(self.offset)
+            tail = handle.read()
+        if not tail:
+            return {}, []
+        board = mission.board
+        grown = fold_tail(board, self.ids, tail, self.lines + 1)
+        if grown is None:
+            return None
+        fresh, warnings = grown
+        self.offset += len(tail)
+        self.lines += tail.count(b"\n")
+        mission.log_state.warnings.extend(warnings)
+        self.builder.add_events(fresh)
+        touched = {ev.wp_id for ev in fresh}
+        for wp_id in list(touched):
+            touched.update(self.builder.dependents.get(wp_id, ()))  # `waits_for` changes
+        old = self.model
+        wps = list(old["work_packages"])
+        changed: list[dict[str, Any]] = []
+        cycles = svg.cycle_times(self.builder.moves)
+        max_cycles = mission.config.max_cycles
+        fresh_views: dict[str, dict[str, Any]] = {}
+        for wp_id in touched:
+            at = self.index.get(wp_id)
+            if at is None:
+                return None  # an event for a WP without a file: let a rebuild show it
+            view = wp_view(wp_id, mission.wps.get(wp_id), board.wps.get(wp_id), board, max_cycles)
+            view["critical"] = wps[at]["critical"]
+            self.builder.decorate(view, cycles)
+            fresh_views[wp_id] = view
+        views = [fresh_views.get(wp["id"], wp) for wp in wps]
+        values: list[dict[str, Any]] = [{"id": wp["id"]} for wp in views]
+        global_fields(mission, values, now_us)
+        mark_stalled(values, board, now_us)
+        for at, (wp, extra) in enumerate(zip(views, values, strict=True)):
+            if wp["id"] in fresh_views or any(wp[k] != extra[k] for k in _GLOBAL_FIELDS):
+                wp = {**wp, **{k: extra[k] for k in _GLOBAL_FIELDS}}
+            if wp is not wps[at] and wp != wps[at]:
+                wps[at] = wp
+                changed.append(wp)
+        ids = self.builder.ids
+        top = {
+            "summary": summary(board, ids),
+            "progress": progress(board, ids),
+            "warnings": mission.warnings(),
+            "event_count": board.event_count,
+            "generated_at": format_at(now_us),
+            "flow_svg": self.builder.flow(now_us),
+        }
+        top = {k: v for k, v in top.items() if v != old.get(k)}
+        self.model = {**old, **top, "work_packages": wps}
+        return top, changed
 
 
 def signature(
@@ -218,18 +364,17 @@ def signature(
 
 def wp_files_signature(project: layout.Project, slug: str) -> str:
     """The stats of every WP file (an edit in place changes no folder)."""
-    paths: list[Path] = []
-    with contextlib.suppress(OSError):
-        tasks = project.specs_dir / slug / "tasks"
-        paths = sorted(Path(e.path) for e in os.scandir(tasks) if e.name.endswith(".md"))
+    paths: list[str] = []
+    with contextlib.suppress(OSError), os.scandir(project.specs_dir / slug / "tasks") as found:
+        paths = [e.path for e in sorted(found, key=lambda e: e.name) if e.name.endswith(".md")]
     return hashlib.blake2b(_stats(paths).encode(), digest_size=8).hexdigest()
 
 
-def _stats(paths: list[Path]) -> str:
+def _stats(paths: list[Path] | list[str]) -> str:
     parts = []
     for path in paths:
         try:
-            st = path.stat()
+            st = os.stat(path)
         except OSError:
             parts.append("-")
             continue

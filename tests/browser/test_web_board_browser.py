@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -291,19 +294,33 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
                         load: n.loadEventEnd, bytes: n.transferSize}; }"""
         )
         wait_for(page, "document.getElementById('live').textContent === 'live'")
-        subprocess.run(
-            kitty_argv(repo, "move", "WP0041", "claimed", "--agent", "codex"),
-            check=True,
-            capture_output=True,
-        )
-        moved = time.monotonic()
-        wait_for(
-            page,
-            """() => { const c = document.querySelector('.card[data-wp=WP0041]');
-                return c && c.closest('.column').dataset.column === 'In progress'; }""",
-            timeout=10000,
-        )
-        latency = time.monotonic() - moved
+        wait_for(page, "document.body.dataset.pictures !== undefined")
+        page.evaluate("window.__full = 0; document.body.dataset.marker = 'kept'")
+        latencies, cpu = [], []
+        for number in range(41, 48):
+            wp = f"WP{number:04d}"
+            time.sleep(0.3)  # let the server idle between moves
+            before = cpu_seconds(served.proc.pid)
+            subprocess.run(
+                kitty_argv(repo, "move", wp, "claimed", "--agent", "codex"),
+                check=True,
+                capture_output=True,
+            )
+            moved = time.monotonic()
+            wait_for(
+                page,
+                f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
+                    return c && c.closest('.column').dataset.column === 'In progress'; }}""",
+                timeout=10000,
+            )
+            latencies.append(time.monotonic() - moved)
+            cpu.append(cpu_seconds(served.proc.pid) - before)
+        # The page was patched, not reloaded, and it agrees with `kitty status`.
+        assert page.evaluate("document.body.dataset.marker") == "kept"
+        assert columns_of(page) == expected_columns(repo)
+        state = page.get_attribute(".kitty-graph .node[data-wp=WP0047]", "data-state")
+        assert state == "claimed"
+        latency = statistics.median(latencies)
         page.screenshot(path=str(ARTIFACTS / "web-board-1000.png"))
     finally:
         stop(served)
@@ -314,9 +331,251 @@ def test_a_thousand_wps_first_paint_and_update_latency(repo: Path, watched: Watc
         "graph_of_1000_nodes_s": round(to_graph, 3),
         "navigation": {k: round(v) for k, v in nav.items()},
         "update_latency_after_move_s": round(latency, 3),
+        "update_latencies_s": [round(x, 3) for x in latencies],
+        "server_cpu_per_update_s": [round(x, 3) for x in cpu],
     }
     record("thousand_wps", figures)
     print(json.dumps(figures))
     assert watched.errors == []
-    assert latency < 2.0, figures
+    # Issue 26: a move reaches the page in <= 0.5 s with <= 50 ms of server CPU.
+    assert latency <= 0.5, figures
+    assert statistics.median(cpu) <= 0.05, figures
     assert 0 < figures["first_contentful_paint_ms"] < 5000, figures
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# -- editing from the page (kitty board --serve --edit) ----------------------------------
+
+
+def in_column(wp: str, column: str) -> str:
+    return f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
+        return c && c.closest('.column').dataset.column === '{column}'; }}"""
+
+
+def test_editing_from_the_page_moves_a_card_and_adds_a_wp(repo: Path, watched: Watched) -> None:
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    page = watched.page
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        page.click(".card[data-wp=WP05]")
+        page.wait_for_selector("dialog[open] #move-form:not(.hidden)")
+        page.select_option("#move-to", "claimed")
+        page.fill("#move-agent", "board-user")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "web-board-edit.png"))
+        page.click("#move-go")
+        wait_for(page, in_column("WP05", "In progress"), timeout=5000)
+        assert "moved WP05" in page.inner_text("#edit-status")
+        page.keyboard.press("Escape")
+        page.fill("#add-title", "Added from the page")
+        page.fill("#add-deps", "WP01")
+        page.click("#add-go")
+        wait_for(page, in_column("WP07", "Planned"), timeout=8000)
+        assert "added WP07" in page.inner_text("#edit-status")
+        assert "Added from the page" in page.inner_text(".card[data-wp=WP07]")
+        # An illegal move is refused with the CLI's own message, and changes nothing.
+        page.click(".card[data-wp=WP03]")
+        page.select_option("#move-to", "done")
+        page.click("#move-go")
+        wait_for(page, "document.getElementById('edit-status').className.includes('bad')")
+        assert "refused" in page.inner_text("#edit-status")
+    finally:
+        stop(served)
+    wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert wps["WP05"]["lane"] == "claimed" and wps["WP05"]["agent"] == "board-user"
+    assert wps["WP07"]["dependencies"] == ["WP01"] and wps["WP03"]["lane"] == "planned"
+    # The browser logs a failed fetch (the refused move) as a console error: nothing else.
+    assert [e for e in watched.errors if "409" not in e] == []
+
+
+ATTACKER = """<!doctype html><title>other local page</title><script>
+const board = %s, token = %s;
+async function attempt(init) {
+  try { const r = await fetch(board + "api/move", init); return String(r.status); }
+  catch (e) { return "blocked"; }
+}
+(async () => {
+  const body = JSON.stringify({wp: "WP05", to: "claimed", agent: "attacker"});
+  const results = [
+    // A "simple" request: no preflight, so it reaches the server (which refuses it).
+    await attempt({method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"}, body}),
+    // With the token (as if leaked): the custom header needs a preflight, never granted.
+    await attempt({method: "POST", headers: {"Content-Type": "application/json",
+                                             "X-Kitty-Token": token}, body}),
+  ];
+  document.body.dataset.results = results.join(",");
+})();
+</script>"""
+
+
+def test_forged_edits_are_refused(repo: Path, watched: Watched) -> None:
+    import http.server
+    import threading
+
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    log = repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl"
+    page = watched.page
+    other: http.server.ThreadingHTTPServer | None = None
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        token = page.evaluate(
+            "JSON.parse(document.getElementById('kitty-data').textContent).edit.token"
+        )
+        before = log.read_bytes()
+        # From the board's own page, without the token or with a wrong one.
+        statuses = page.evaluate(
+            """async () => { const out = [];
+              for (const token of [null, "wrong"]) {
+                const headers = {"Content-Type": "application/json"};
+                if (token) headers["X-Kitty-Token"] = token;
+                const r = await fetch("api/move", {method: "POST", headers,
+                  body: JSON.stringify({wp: "WP05", to: "claimed"})});
+                out.push(r.status);
+              }
+              return out; }"""
+        )
+        assert statuses == [403, 403]
+        # From another page on this machine (another port is another origin).
+        html = ATTACKER % (json.dumps(served.url.split("?")[0]), json.dumps(token))
+
+        class Attacker(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        evil = watched.page.context.new_page()
+        evil.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+        wait_for(evil, "document.body.dataset.results !== undefined")
+        results = evil.evaluate("document.body.dataset.results").split(",")
+        evil.close()
+        # no-cors hides the status ("0"); the preflighted one never leaves the browser.
+        assert results == ["0", "blocked"], results
+        time.sleep(0.5)
+        assert log.read_bytes() == before, "no forged request wrote anything"
+    finally:
+        if other is not None:
+            other.shutdown()
+            other.server_close()
+        err = stop(served)
+    refusals = [line for line in err.splitlines() if "refused an edit" in line]
+    assert len(refusals) == 3, err  # two from the page, one from the other origin
+    assert any("token" in line for line in refusals)
+    wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert wps["WP05"]["lane"] == "planned"
+
+
+# -- the graph and charts at a glance ------------------------------------------------------
+
+LONG = "with a title long enough that the box must cut it"
+
+
+def graph_mission(repo: Path, count: int) -> None:
+    """`count` WPs in chains and diamonds, with long titles, in many execution lanes."""
+    wps: list[dict[str, Any]] = []
+    for i in range(1, count + 1):
+        deps = [f"WP{i - 1:04d}"] if i % 6 != 1 else []
+        if i > 6 and i % 4 == 0:
+            deps.append(f"WP{i - 6:04d}")
+        wps.append(
+            {
+                "wp_id": f"WP{i:04d}",
+                "title": f"Package {i} {LONG}",
+                "deps": sorted(set(deps)),
+                "owned": [f"src/area{i % 23}/m{i}.py"],
+                "name": f"WP{i:04d}-wp.md",
+            }
+        )
+    make_mission(repo, wps=wps)
+    for wp, lane, agent, extra in [
+        ("WP0001", "claimed", "claude", []),
+        ("WP0001", "in_progress", "claude", []),
+        ("WP0001", "approved", "lead", ["--force", "--note", "review skipped: hotfix"]),
+        ("WP0002", "claimed", "claude", []),
+        ("WP0002", "planned", "lead", ["--force", "--note", "reclaimed"]),
+        ("WP0007", "claimed", "claude", []),
+    ]:
+        ok(repo, "move", wp, lane, "--agent", agent, *extra)
+
+
+@pytest.mark.parametrize("count", [30, 200])
+def test_the_graph_reads_at_a_glance(repo: Path, watched: Watched, count: int) -> None:
+    graph_mission(repo, count)
+    served = serve(repo)
+    page = watched.page
+    try:
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.goto(served.url)
+        wait_for(page, f"document.querySelectorAll('.kitty-graph .node').length === {count}")
+        # The legend wraps inside the picture; past 8 lanes the rest are grey and named.
+        overflow = page.evaluate(
+            """() => { const svg = document.querySelector('.kitty-graph').getBoundingClientRect();
+                return Array.from(document.querySelectorAll('.kitty-graph .legend .item'))
+                  .map(i => i.getBoundingClientRect())
+                  .filter(r => r.right > svg.right + 1).length; }"""
+        )
+        assert overflow == 0
+        legend = page.text_content(".kitty-graph .legend") or ""
+        assert "more lanes (grey, named on each box)" in legend
+        styles = page.eval_on_selector_all(
+            ".kitty-graph .node .box", "els => els.map(e => e.getAttribute('style'))"
+        )
+        coloured = {s for s in styles if "--lane-s:0%" not in s}
+        assert 1 < len(coloured) <= 8 and len(coloured) < len(styles)
+        # Hover: the full title, the predecessors and the dependents lit, the rest dimmed.
+        node = ".kitty-graph .node[data-wp=WP0009]"  # WP0008 -> WP0009 -> WP0010
+        page.locator("#graph").scroll_into_view_if_needed()
+        page.hover(node)
+        tip = page.inner_text("#graph-tip")
+        assert f"WP0009 Package 9 {LONG}" in tip and "WP0008" in tip and "WP0010" in tip
+        lit = page.evaluate(
+            """() => Object.fromEntries(['WP0007', 'WP0008', 'WP0009', 'WP0010', 'WP0019']
+                .map(id => [id, document.querySelector(`.kitty-graph .node[data-wp=${id}]`)
+                  .getAttribute('class')]))"""
+        )
+        assert "hl-self" in lit["WP0009"] and "hl-up" in lit["WP0008"]
+        assert "hl-up" in lit["WP0007"] and "hl-down" in lit["WP0010"]
+        assert "hl" not in lit["WP0019"]
+        assert page.locator(".kitty-graph.focusing .edge.hl").count() >= 3
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / f"graph-{count}.png"
+        page.locator("#graph").screenshot(path=str(shot))
+        record(f"graph_screenshot_{count}", str(shot))
+        page.mouse.move(5, 5)
+        wait_for(page, "document.getElementById('graph-tip').classList.contains('hidden')")
+        # Keyboard focus does the same.
+        page.focus(".kitty-graph .node[data-wp=WP0004]")
+        assert f"WP0004 Package 4 {LONG}" in page.inner_text("#graph-tip")
+        # Times are local and human, the full stamp on hover.
+        stamp = page.get_attribute("#cycles-box time", "title") or ""
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00", stamp), stamp
+        assert "T" not in page.inner_text("#cycles-box time")
+        axis = page.eval_on_selector_all(
+            ".kitty-flow text[data-at]",
+            "els => els.map(e => [e.childNodes[0].textContent,"
+            " e.querySelector('title').textContent])",
+        )
+        assert len(axis) == 2 and all("UTC" not in shown and "T" in iso for shown, iso in axis)
+        # Force is shown where it matters: an approval past review, not a reclaim.
+        assert "forced approval" in page.inner_text(".card[data-wp=WP0001]")
+        assert "forced" not in page.inner_text(".card[data-wp=WP0002]")
+    finally:
+        stop(served)
+    assert watched.errors == []

@@ -145,3 +145,29 @@ def test_flow_svg_draws_bands_axes_and_a_text_legend() -> None:
     empty = svg.flow_svg([])
     assert "No transitions yet" in empty and ET.fromstring(empty) is not None
     assert re.search(r"aria-label=\"Cumulative flow, now: Done 1", text)
+
+
+def test_past_eight_lanes_the_rest_are_grey_and_the_legend_wraps() -> None:
+    nodes = [
+        {"id": f"WP{i:02d}", "title": f"T{i}", "dependencies": [], "execution_lane": f"lane-{i}"}
+        for i in range(1, 13)
+    ]
+    nodes.append({"id": "WP13", "title": "x", "dependencies": [], "execution_lane": "lane-12"})
+    hues = svg.lane_hues([f"lane-{i}" for i in range(1, 13)], {"lane-12": 2})
+    assert hues["lane-12"] == svg.PALETTE[0], "the biggest lane is coloured first"
+    assert sum(h is not None for h in hues.values()) == 8 and hues["lane-11"] is None
+    text = svg.graph_svg(nodes, [])
+    root = ET.fromstring(text)
+    ns = "{http://www.w3.org/2000/svg}"
+    width = float(root.get("width") or 0)
+    legend = next(g for g in root.iter(f"{ns}g") if g.get("class") == "legend")
+    labels = [t for t in legend.iter(f"{ns}text")]
+    assert "4 more lanes (grey, named on each box)" in [t.text for t in labels]
+    for label in labels:  # every item inside the picture, on more than one row
+        assert float(label.get("x") or 0) + 7 * len(label.text or "") <= width
+    assert len({label.get("y") for label in labels}) > 1
+    boxes = [r for r in root.iter(f"{ns}rect") if "box" in (r.get("class") or "")]
+    greys = [r for r in boxes if "--lane-s:0%" in (r.get("style") or "")]
+    assert len(greys) == 4
+    # A node without a board state carries none (a live page paints it).
+    assert "data-state" not in text

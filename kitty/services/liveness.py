@@ -62,10 +62,10 @@ def mark_stalled(
         if "agent_pid" not in claim:
             # only sprint-dispatched agents carry a pid kitty can judge; a review by hand
             # is judged by its silence
-            last = max(st.last_activity_us or 0, st.lane_since_us or 0)
-            if st.lane == IN_REVIEW and last and now_us - last > review_stall_us:
+            quiet = max(st.last_activity_us or 0, st.lane_since_us or 0)
+            if st.lane == IN_REVIEW and quiet and now_us - quiet > review_stall_us:
                 view["stalled"] = (
-                    f"review silent for {humanize_duration((now_us - last) / 1e6)}: "
+                    f"review silent for {humanize_duration((now_us - quiet) / 1e6)}: "
                     "`kitty next` offers the takeover"
                 )
             continue

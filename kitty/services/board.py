@@ -73,7 +73,9 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     if now_us is not None:
         from kitty.services.liveness import mark_stalled
 
-        mark_stalled(work_packages, board, now_us)
+        mark_stalled(
+            work_packages, board, now_us, int(mission.config.stall_minutes * 60 * 1_000_000)
+        )
     meta = mission.meta
     by_lane: dict[str, int] = {}
     for wp in work_packages:  # Spec Kitty counts its rows' lanes, first seen first

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kitty.core.clock import parse_at
+from kitty.core.clock import humanize_duration, parse_at
+from kitty.core.lanes import IN_REVIEW
 from kitty.core.state import HELD, Board
 
 #: A running agent writes a heartbeat at most once a minute; silence past this is a stall.
@@ -43,16 +44,31 @@ def this_machine() -> str:
     return machine_id()
 
 
-def mark_stalled(work_packages: list[dict[str, Any]], board: Board, now_us: int) -> None:
-    """Set `stalled` on in-flight WPs whose sprint-dispatched agent is gone or silent."""
+def mark_stalled(
+    work_packages: list[dict[str, Any]],
+    board: Board,
+    now_us: int,
+    review_stall_us: int = 30 * 60 * 1_000_000,
+) -> None:
+    """Set `stalled` on in-flight WPs whose sprint-dispatched agent is gone or silent, and
+    on reviews with nothing recorded for review.stall_minutes (started by hand, abandoned:
+    `kitty next` offers their takeover)."""
     for view in work_packages:
         view["stalled"] = None
         st = board.wps.get(view["id"])
-        if st is None or st.lane not in HELD or not st.runtime_claim:
+        if st is None or st.lane not in HELD:
             continue
-        claim = st.runtime_claim
+        claim = st.runtime_claim or {}
         if "agent_pid" not in claim:
-            continue  # only sprint-dispatched agents carry a pid kitty can judge
+            # only sprint-dispatched agents carry a pid kitty can judge; a review by hand
+            # is judged by its silence
+            quiet = max(st.last_activity_us or 0, st.lane_since_us or 0)
+            if st.lane == IN_REVIEW and quiet and now_us - quiet > review_stall_us:
+                view["stalled"] = (
+                    f"review silent for {humanize_duration((now_us - quiet) / 1e6)}: "
+                    "`kitty next` offers the takeover"
+                )
+            continue
         elsewhere = claim.get("machine") not in (None, this_machine())
         if not elsewhere and not pid_alive(claim.get("agent_pid")):
             view["stalled"] = f"agent process {claim.get('agent_pid')} is gone"

@@ -235,10 +235,6 @@ class _Builder:
         return svg.flow_svg(self.flow_counts.series(), until_us=now_us)
 
 
-#: What a WP's view gets from the whole board and the clock (redone for every WP on
-#: every update; cheap), as opposed to what only its own events change.
-_GLOBAL_FIELDS = ("conflicts", "lease", "reclaimed_from", "stalled")
-
 
 class LiveModel:
     """board_model of one mission, kept current by folding the lines appended to its
@@ -320,10 +316,11 @@ class LiveModel:
         views = [fresh_views.get(wp["id"], wp) for wp in wps]
         values: list[dict[str, Any]] = [{"id": wp["id"]} for wp in views]
         global_fields(mission, values, now_us)
-        mark_stalled(values, board, now_us)
+        mark_stalled(values, board, now_us, int(mission.config.stall_minutes * 60 * 1_000_000))
         for at, (wp, extra) in enumerate(zip(views, values, strict=True)):
-            if wp["id"] in fresh_views or any(wp[k] != extra[k] for k in _GLOBAL_FIELDS):
-                wp = {**wp, **{k: extra[k] for k in _GLOBAL_FIELDS}}
+            # extra: the global fields and Spec Kitty's row keys, as status_view sets them
+            if wp["id"] in fresh_views or any(wp.get(k) != v for k, v in extra.items()):
+                wp = {**wp, **extra}
             if wp is not wps[at] and wp != wps[at]:
                 wps[at] = wp
                 changed.append(wp)

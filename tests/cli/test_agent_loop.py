@@ -243,6 +243,9 @@ def test_a_silent_review_is_taken_over(repo: Path, monkeypatch: pytest.MonkeyPat
     to_review(repo)
     real = eventlog.now_us
     monkeypatch.setattr(eventlog, "now_us", lambda: real() + 2 * 3600 * 1_000_000)
+    board = ok(repo, "status", "--json").json()["work_packages"][0]
+    assert board["stalled"] == "review silent for 2h00m: `kitty next` offers the takeover"
+    assert "STALLED" in ok(repo, "status").out
     nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
     assert nxt["action"] == "review" and "STALLED" in nxt["reason"]
     (command,) = nxt["commands"]

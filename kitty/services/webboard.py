@@ -235,7 +235,6 @@ class _Builder:
         return svg.flow_svg(self.flow_counts.series(), until_us=now_us)
 
 
-
 class LiveModel:
     """board_model of one mission, kept current by folding the lines appended to its
     log, with the snapshot cache's rule (`snapshots.fold_tail`): whole lines, no

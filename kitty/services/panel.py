@@ -197,16 +197,15 @@ class Loop:
     def require_trust(self, mission: Mission, agents: list[str | None]) -> None:
         """Commands from the repository's config run only when the user trusts them."""
         from kitty.adapters import trust
-        from kitty.adapters.agents import backend_for
-        from kitty.errors import AgentError
 
         keys = ["review.test_command"] if self.test_from_config else []
-        for name in dict.fromkeys(a for a in agents if a):
-            try:
-                if backend_for(name, mission.config.raw).kind == "command":
-                    keys.append(f"agents.commands.{name}")
-            except AgentError:
-                continue  # reported where the agent is dispatched
+        # From the raw config, never through backend_for: nothing validates (or formats) an
+        # untrusted template before this refuses.
+        defined = trust.repo_commands(mission.config.raw)
+        keys += [f"agents.commands.{n}" for n in dict.fromkeys(a for a in agents if a)]
+        keys = [k for k in keys if k in defined or k == "review.test_command"]
+        if "agents.commands" in defined and agents:
+            keys.append("agents.commands")
         if keys:
             trust.require(mission.project.root, mission.config.raw, sorted(keys))
 

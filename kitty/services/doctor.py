@@ -79,6 +79,61 @@ def trust_warnings(mission: Mission) -> list[str]:
     return []
 
 
+def git_leftover_problems(mission: Mission) -> list[str]:
+    """What a killed git (or `kitty sync`) left in the repository: a sync marker whose
+    process is gone, a merge in progress, and git lock files no live git process owns."""
+    from kitty.adapters import gitlocks
+    from kitty.services.sync import MARKER, _pid_alive
+
+    project = mission.project
+    common = project.git_common_dir
+    problems = []
+    places = [project.root, common, project.worktree]
+    marker = common / MARKER
+    killed_sync = False
+    try:
+        state = json.loads(marker.read_text(encoding="utf-8"))
+        pid = state.get("pid") if isinstance(state, dict) else None
+        killed_sync = not _pid_alive(pid)
+    except (OSError, ValueError):
+        pass
+    if killed_sync:
+        left = [project.rel(p) for p in gitlocks.lock_files(common)]
+        if (common / "MERGE_HEAD").exists():
+            left.append(f"{project.rel(common / 'MERGE_HEAD')} (its merge)")
+        problems.append(
+            f"{project.rel(marker)}: a `kitty sync` was killed here"
+            + (f" and left {', '.join(left)}" if left else "")
+            + " (run `kitty sync`: it removes what the killed sync left, undoes its merge "
+            "and keeps every log line)"
+        )
+    elif (common / "MERGE_HEAD").exists():
+        problems.append(
+            f"{project.rel(common / 'MERGE_HEAD')}: a merge is in progress (finish it with "
+            "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
+        )
+    for path in gitlocks.stale_locks(common, places):
+        problems.append(
+            f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
+            f"left by a killed git command): `kitty doctor --fix` removes it"
+        )
+    return problems
+
+
+def remove_stale_git_locks(mission: Mission) -> list[str]:
+    """`kitty doctor --fix`: delete the git lock files no live git process can own (none
+    runs in this repository, older than gitlocks.STALE_AFTER seconds)."""
+    from kitty.adapters import gitlocks
+
+    project = mission.project
+    places = [project.root, project.git_common_dir, project.worktree]
+    removed = gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places))
+    return [
+        f"removed {project.rel(p)}, a stale git lock (no git process was running)"
+        for p in removed
+    ]
+
+
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     problems = security_problems(mission)
     result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}
@@ -126,6 +181,7 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     except KittyError as exc:
         problems.append(_render(exc))
     problems += git_problems(mission)
+    problems += git_leftover_problems(mission)
     for conflict in open_views(mission.board, mission.slug):
         problems.append(
             f"{shown}:{conflict['line']}: conflict: {conflict['message']} "
@@ -159,7 +215,7 @@ def repair(mission: Mission) -> dict[str, Any]:
     security = security_problems(mission)
     if security:
         return {"mission": mission.slug, "actions": [], "refused": security}
-    actions: list[str] = []
+    actions: list[str] = remove_stale_git_locks(mission)
     path = mission.events_path
     quarantine = path.with_name(path.name + QUARANTINE_SUFFIX)
     shown = f"{mission.display}/{path.name}"

@@ -65,6 +65,31 @@ def security_problems(mission: Mission) -> list[str]:
     return problems
 
 
+def write_link_problems(mission: Mission) -> list[str]:
+    """Symlinks where kitty creates or writes files outside mission state: the lane
+    worktrees (`.worktrees`), agent run logs and prompts (`.kittify/runs`, `.kittify/prompts`)
+    and the instructions files `kitty init` writes (AGENTS.md & co., allowed to link to
+    a file inside the work tree, as CLAUDE.md -> AGENTS.md)."""
+    from kitty.errors import UnsafePath
+    from kitty.services.onboarding import ALWAYS, WHEN_PRESENT
+
+    project = mission.project
+    found = []
+    for path in (project.root / ".worktrees", project.kittify / "runs", project.kittify / "prompts"):
+        problem = contain.symlink_problem(path)
+        if problem:
+            found.append(
+                f"security: {problem}: kitty refuses to create files through it "
+                "(replace the link with a real directory, e.g. `git rm` it)"
+            )
+    for name in (ALWAYS, *WHEN_PRESENT):
+        try:
+            contain.check_link_inside(project.root / name, project.root, (project.git_common_dir,))
+        except UnsafePath as exc:
+            found.append(f"security: {_render(exc)}")
+    return found
+
+
 def trust_warnings(mission: Mission) -> list[str]:
     """What `kitty sprint` and `kitty review run` would refuse for the config's untrusted
     commands, with its hint (a warning: reading the mission does not need them)."""
@@ -135,7 +160,7 @@ def remove_stale_git_locks(mission: Mission) -> list[str]:
 
 
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
-    problems = security_problems(mission)
+    problems = security_problems(mission) + write_link_problems(mission)
     result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}
     if problems:
         return result  # every read below would refuse; fix the links first

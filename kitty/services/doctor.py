@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,11 @@ def write_link_problems(mission: Mission) -> list[str]:
 
     project = mission.project
     found = []
-    for path in (project.root / ".worktrees", project.kittify / "runs", project.kittify / "prompts"):
+    for path in (
+        project.root / ".worktrees",
+        project.kittify / "runs",
+        project.kittify / "prompts",
+    ):
         problem = contain.symlink_problem(path)
         if problem:
             found.append(
@@ -154,9 +159,92 @@ def remove_stale_git_locks(mission: Mission) -> list[str]:
     places = [project.root, project.git_common_dir, project.worktree]
     removed = gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places))
     return [
-        f"removed {project.rel(p)}, a stale git lock (no git process was running)"
-        for p in removed
+        f"removed {project.rel(p)}, a stale git lock (no git process was running)" for p in removed
     ]
+
+
+#: doctor reads the log in blocks of this many bytes (plus the line that straddles one).
+STREAM_BLOCK = 1 << 20
+
+
+@dataclass
+class LogScan:
+    """What doctor's one streaming pass over the log found."""
+
+    line_problems: list[str] = field(default_factory=list)  # unusable lines
+    event_problems: list[str] = field(default_factory=list)  # field types, implausible times
+    fixable: int = 0
+
+
+def stream_log(mission: Mission, now: int) -> LogScan:
+    """Check every line of the log, reading it a block at a time, so memory holds one
+    block, the board and a 64-bit hash per event id (not every decoded record).
+
+    When the log is in time order (what kitty's own clock writes), each block's events
+    are folded onto the board as they come (`state.extend`: the board `replay` gives)
+    and that board becomes `mission.board`. A log whose blocks overlap in time (after
+    a merge) or that repeats an event id is left to the full replay (`mission.board`),
+    whose memory grows with the number of events."""
+    from kitty.core.events import parse_log
+    from kitty.core.state import Board, extend
+
+    shown = f"{mission.display}/status.events.jsonl"
+    found = LogScan()
+    fd = eventlog.open_log(mission.events_path)
+    if fd is None:
+        return found
+    board = Board()
+    seen: set[int] = set()  # hashes: a collision only costs the full replay
+    streaming = True
+    empty: dict[str, Any] = {}
+
+    def check(block: bytes, first: int) -> None:
+        nonlocal streaming
+        parsed = parse_log(block, first_line=first)
+        for w in parsed.warnings:
+            fix = " — `kitty doctor --fix` quarantines it" if w.message in _CORRUPT else ""
+            found.fixable += bool(fix)
+            found.line_problems.append(w.render(shown) + fix)
+        fresh: list[Transition | Annotation] = []
+        for event in parsed.events:
+            found.event_problems += [
+                f"{shown}:{event.line}: {p}" for p in field_problems(event.data)
+            ]
+            if event.event_id:
+                key = hash(event.event_id)
+                streaming = streaming and key not in seen
+                seen.add(key)
+            if isinstance(event, Transition | Annotation):
+                if is_implausible(event.at_us, now):
+                    found.event_problems.append(
+                        f"{shown}:{event.line}: at {event.at} is more than "
+                        f"{FUTURE_BOUND_US // 3_600_000_000} hours ahead of this machine's "
+                        "clock (kitty never dates new events after it; if it is a mistake, "
+                        "correct the line's `at` by hand)"
+                    )
+                event.data = empty  # replay reads the parsed fields only
+                fresh.append(event)
+        if streaming and fresh:
+            newest = board.newest_at_us
+            if newest is not None and min(e.at_us for e in fresh) <= newest:
+                streaming = False  # overlaps what is folded: only a full replay orders it
+            else:
+                extend(board, fresh)
+
+    with os.fdopen(fd, "rb") as handle:
+        line, carry = 1, b""
+        while chunk := handle.read(STREAM_BLOCK):
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            if block:
+                check(block, line)
+                line += block.count(b"\n")
+        if carry:
+            check(carry, line)  # an unterminated last line: reported as torn
+    if streaming:
+        mission.__dict__["board"] = board  # the cached_property's value
+    return found
 
 
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
@@ -175,28 +263,16 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         except KittyError as exc:
             problems.append(_render(exc))
     shown = f"{mission.display}/status.events.jsonl"
+    now = eventlog.now_us() if now_us is None else now_us
     try:
-        log = mission.log
+        scan = stream_log(mission, now)
     except KittyError as exc:
         problems.append(_render(exc))
         return result
-    corrupt = [w for w in log.warnings if w.message in _CORRUPT]
-    result["fixable"] = len(corrupt)
-    problems += [
-        w.render(shown) + (" — `kitty doctor --fix` quarantines it" if w in corrupt else "")
-        for w in log.warnings
-    ]
+    result["fixable"] = scan.fixable
+    problems += scan.line_problems
     problems += [w.render(shown) for w in mission.board.warnings]
-    now = eventlog.now_us() if now_us is None else now_us
-    for event in log.events:
-        problems += [f"{shown}:{event.line}: {p}" for p in field_problems(event.data)]
-        if isinstance(event, Transition | Annotation) and is_implausible(event.at_us, now):
-            problems.append(
-                f"{shown}:{event.line}: at {event.at} is more than "
-                f"{FUTURE_BOUND_US // 3_600_000_000} hours ahead of this machine's clock "
-                "(kitty never dates new events after it; if it is a mistake, correct the "
-                "line's `at` by hand)"
-            )
+    problems += scan.event_problems
     try:
         from kitty.services.missions import validate
 

@@ -23,7 +23,9 @@ YAML_TITLE = '"Evil\\e]0;pwned\\a\\e[2J\\a\\rX\\e]52;c;cm0gLXJm\\a\\x9b31m\\u202
 AGENT = "ag\x1b[2Jent"
 #: Raw control bytes that must never be printed: C0 (but tab/newline), DEL, C1 (UTF-8),
 #: and the bidi overrides/isolates (UTF-8).
-RAW = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+RAW = re.compile(
+    rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]"
+)
 #: The only escape sequences kitty itself sends with colour on: SGR (`ESC [ … m`).
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
 
@@ -54,9 +56,7 @@ def on_pty(repo: Path, *args: str, colour: bool = False) -> tuple[int, bytes, by
     if not colour:
         env["NO_COLOR"] = "1"
     master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        kitty_argv(repo, *args), stdout=slave, stderr=subprocess.PIPE, env=env
-    )
+    proc = subprocess.Popen(kitty_argv(repo, *args), stdout=slave, stderr=subprocess.PIPE, env=env)
     os.close(slave)
     chunks = []
     while True:

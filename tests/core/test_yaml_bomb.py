@@ -1,4 +1,4 @@
-"""A YAML bomb (nested aliases) in front matter or config is refused, naming the file (issue 27.4)."""
+"""A YAML bomb (nested aliases) in front matter or config is refused, naming the file (27.4)."""
 
 from __future__ import annotations
 

@@ -42,10 +42,22 @@ class Transition:
     force: bool = False  # `force` is exactly true
     reason: str | None = None  # `reason` when it is a string
     review_result: dict[str, Any] | None = None  # when it is an object
+    #: kitty wrote it: the line carries `kitty_after` (even null), its causal link.
+    linked: bool = False
+    #: `kitty_after`: the id of the WP's last applied transition the writer saw.
+    after: str | None = None
+    #: Spec Kitty's `_is_rollback_event`: a review rejection back to in_progress.
+    rollback: bool = False
 
     @property
     def actor(self) -> Any:
         return self.data.get("actor")
+
+
+#: The key that marks a lane transition as written by kitty; its value is the causal link
+#: (the event id of the WP's last applied transition the writer saw, null for none).
+#: Spec Kitty's reader (`StatusEvent.from_dict`) reads named keys only and ignores it.
+LINK_KEY = "kitty_after"
 
 
 @dataclass(slots=True)
@@ -169,6 +181,8 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
     except ValueError:
         return LogWarning(line, f"bad timestamp {at!r}")
     policy, reason, result = get("policy_metadata"), get("reason"), get("review_result")
+    linked = LINK_KEY in data
+    after = get(LINK_KEY) if linked else None
     return Transition(
         str(event_id),
         str(wp_id),
@@ -183,6 +197,10 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
         get("force") is True,
         reason if isinstance(reason, str) else None,
         result if isinstance(result, dict) else None,
+        linked,
+        after if isinstance(after, str) else None,
+        to_lane == lanes.IN_PROGRESS
+        and (frm == lanes.IN_REVIEW or (frm == lanes.FOR_REVIEW and get("review_ref") is not None)),
     )
 
 

@@ -108,7 +108,24 @@ class EnvironmentProblem(KittyError):
 
 
 class GitError(KittyError):
+    """A git command failed. `output` is git's own message (stderr, else stdout), carried
+    whole in the JSON error object as `git_message` (text mode quotes it in the message)."""
+
     code = "git_error"
+
+    def __init__(self, message: str, hint: str = "", output: str = "") -> None:
+        super().__init__(message, hint)
+        self.output = output
+
+    def to_json(self) -> dict[str, str]:
+        data = super().to_json()
+        if self.output:
+            data["git_message"] = self.output
+        return data
+
+
+#: The hint of a failed git command: true in text and JSON mode alike.
+GIT_HINT = "git's own message follows 'failed:'; fix what it names and run the command again"
 
 
 class AgentError(KittyError):

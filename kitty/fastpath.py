@@ -167,7 +167,7 @@ def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
         return None  # nothing printed yet: the full CLI redoes it and reports it
     try:
         warn(warnings)
-        emit(view, text, as_json)
+        emit(view, text, as_json, styled=command == "status" and use_colour())
     except BrokenPipeError:
         return 0
     return 0

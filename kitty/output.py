@@ -8,13 +8,21 @@ import sys
 from typing import Any
 
 from kitty import SCHEMA
+from kitty.core.printable import TABLE, needs_escaping, printable, printable_styled
 from kitty.errors import KittyError
 
+_JSON_TABLE = {c: f"\\u{c:04x}" for c in TABLE}
 
-def echo(text: str, err: bool = False, nl: bool = True) -> None:
+
+def echo(text: str, err: bool = False, nl: bool = True, styled: bool = False) -> None:
     """Print one message and flush, like click.echo for text (without importing click:
-    `kitty status` and `kitty next --json` run without it)."""
+    `kitty status` and `kitty next --json` run without it).
+
+    Control characters are shown as escapes, never sent raw (a title is someone else's
+    data: kitty.core.printable); `styled` keeps kitty's own colour codes. JSON goes
+    through `emit_json`, whose text json.dumps has already escaped."""
     stream = sys.stderr if err else sys.stdout
+    text = printable_styled(text) if styled else printable(text)
     stream.write(text + "\n" if nl else text)
     stream.flush()
 
@@ -34,16 +42,22 @@ def terminal_width() -> int:
 def emit_json(data: Any) -> None:
     """Sorted keys always; indented for a person at a terminal, compact (and faster) in pipes."""
     indent = 2 if sys.stdout.isatty() else None
-    echo(json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False))
+    text = json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False)
+    # json.dumps escapes C0 and DEL; C1 and bidi controls stay raw in ensure_ascii=False
+    # output, so they are written as \uXXXX escapes: the same JSON value, inert bytes.
+    if needs_escaping(text):
+        text = text.translate(_JSON_TABLE)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
-def emit(data: dict[str, Any], text: str, as_json: bool) -> None:
+def emit(data: dict[str, Any], text: str, as_json: bool, styled: bool = False) -> None:
     if as_json:
         payload = dict(data)
         payload.setdefault("schema", SCHEMA)
         emit_json(payload)
     else:
-        echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"), styled=styled)
 
 
 def warn(lines: list[str]) -> None:

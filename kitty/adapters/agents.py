@@ -202,16 +202,32 @@ def _template(template: list[str], d: Dispatch) -> Invocation:
         "timeout": str(d.timeout),
         **d.extra,
     }
-    argv = []
-    for part in template:
-        try:
-            argv.append(str(part).format(**values))
-        except (KeyError, IndexError, ValueError) as exc:
-            raise AgentError(
-                f"agents.commands.{d.agent}: bad placeholder in {part!r} ({exc})",
-                "placeholders: {" + "}, {".join(sorted(values)) + "}",
-            ) from None
-    return Invocation(argv, d.workspace)
+    return Invocation([_substitute(str(part), values, d.agent) for part in template], d.workspace)
+
+
+def _substitute(part: str, values: Mapping[str, str], agent: str) -> str:
+    """`part` with each `{name}` replaced by its value and `{{`/`}}` by a brace.
+
+    Never str.format: a repository's template gets no attribute or index access
+    (`{prompt.__class__}`), conversion or format spec, only the plain names listed.
+    """
+    from string import Formatter
+
+    out = []
+    try:
+        for literal, name, spec, conversion in Formatter().parse(part):
+            out.append(literal)
+            if name is None:
+                continue
+            if spec or conversion or name not in values:
+                raise ValueError(f"unknown placeholder {{{name}}}")
+            out.append(values[name])
+    except ValueError as exc:
+        raise AgentError(
+            f"agents.commands.{agent}: bad placeholder in {part!r} ({exc})",
+            "placeholders: {" + "}, {".join(sorted(values)) + "} (plain names only)",
+        ) from None
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -235,7 +251,8 @@ class Backend:
         if self.kind == MANUAL:
             return None
         if self.kind == "command":
-            return self.template[0].format(python=sys.executable) if self.template else None
+            # The literal `{python}` only: never str.format on a repository's template.
+            return self.template[0].replace("{python}", sys.executable) if self.template else None
         return "timeout" if self.kind == "cursor" else self.kind
 
     def available(self) -> bool:

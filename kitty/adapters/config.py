@@ -37,8 +37,14 @@ def _load_yaml(path: Path, display: str) -> dict[str, Any]:
     text = read_text(path, display)
     if text is None:
         return {}
+    from kitty.core.wpfile import AliasBomb, safe_yaml
+
     try:
-        data = yaml.safe_load(text)
+        data = safe_yaml(text)
+    except AliasBomb as exc:
+        raise SpecError(
+            display, exc.line + 1, str(exc), "write the values out instead of nesting aliases"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise SpecError(

@@ -136,3 +136,27 @@ def check_final(path: Path) -> None:
             "kitty never reads or writes mission state through symbolic links; "
             "replace the link with a regular file (see `kitty doctor`)",
         )
+
+
+def check_link_inside(path: Path, root: Path, forbidden: tuple[Path, ...] = ()) -> Path:
+    """The file to write for `path`: `path` itself (after `check`), or, when it is a
+    symbolic link, its target, allowed only inside `root` and outside `forbidden` (the
+    git directory). `CLAUDE.md -> AGENTS.md` is fine; `AGENTS.md -> ~/.gitconfig` or
+    `-> .git/config` raise UnsafePath before anything is read or written."""
+    check(path.parent)
+    if not os.path.islink(path):
+        return check(path)
+    real = os.path.realpath(path)
+    base = os.path.realpath(root)
+    inside = real.startswith(base + os.sep) and not any(
+        real == os.path.realpath(f) or real.startswith(os.path.realpath(f) + os.sep)
+        for f in forbidden
+    )
+    if not inside:
+        raise UnsafePath(
+            f"refusing to write {path}, a symbolic link to {real}, outside the repository's "
+            "work tree",
+            "kitty writes only files inside the repository; replace the link with a regular "
+            "file (e.g. `git rm` it), or point it at a file in the repository",
+        )
+    return Path(real)

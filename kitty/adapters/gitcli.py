@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from kitty.errors import GitError
+from kitty.errors import GIT_HINT, GitError
 
 
 def porcelain_paths(out: str) -> list[str]:
@@ -42,7 +42,7 @@ class GitCli:
         code, out, err = self.status(*args, stdin=stdin)
         if code != 0:
             detail = (err or out).strip().replace("\n", " ")[:400]
-            raise GitError(f"git {args[0]} failed: {detail}", "see the git message above")
+            raise GitError(f"git {args[0]} failed: {detail}", GIT_HINT, (err or out).strip())
         return out
 
     def ok(self, *args: str) -> bool:

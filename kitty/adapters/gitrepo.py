@@ -12,7 +12,7 @@ from pathlib import Path
 from git import GitCommandError, Repo
 
 from kitty.adapters.gitcli import porcelain_paths
-from kitty.errors import GitError
+from kitty.errors import GIT_HINT, GitError
 
 
 @dataclass(frozen=True)
@@ -23,9 +23,10 @@ class MergeOutcome:
 
 
 def _fail(action: str, exc: GitCommandError) -> GitError:
-    detail = (exc.stderr or exc.stdout or str(exc)).strip().replace("\n", " ")
-    detail = detail.removeprefix("stderr: ").strip("'\" ")
-    return GitError(f"git {action} failed: {detail}", "see the git message above")
+    output = (exc.stderr or exc.stdout or str(exc)).strip()
+    detail = output.replace("\n", " ").removeprefix("stderr: ").strip("'\" ")
+    output = output.removeprefix("stderr: ").strip("'\" ")
+    return GitError(f"git {action} failed: {detail}", GIT_HINT, output)
 
 
 class Git:

@@ -86,10 +86,11 @@ def gc_paused() -> Iterator[None]:
 
 def _code_key() -> tuple[Any, ...]:
     from kitty import __version__
-    from kitty.core import clock, events, frontmatter, lanes, model, state, wpfile
+    from kitty.core import clock, events, frontmatter, holders, lanes, model, state, wpfile
 
     stamps: list[tuple[int, int] | None] = []
-    for module in (clock, events, frontmatter, lanes, model, state, wpfile, sys.modules[__name__]):
+    modules = (clock, events, frontmatter, holders, lanes, model, state, wpfile)
+    for module in (*modules, sys.modules[__name__]):
         try:
             st = os.stat(module.__file__ or "")
             stamps.append((st.st_size, st.st_mtime_ns))

@@ -139,7 +139,8 @@ def board(
 
     view = status_view(open_mission(ctx, mission), now_us())
     warn(view["warnings"])
-    emit(view, "" if as_json else board_text(view, terminal_width(), use_colour()), as_json)
+    colour = use_colour()
+    emit(view, "" if as_json else board_text(view, terminal_width(), colour), as_json, colour)
     return 0
 
 

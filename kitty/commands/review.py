@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kitty.commands.base import agent_option, json_option, mission_option, open_mission
-from kitty.output import emit
+from kitty.output import echo, emit
 
 
 @click.group()
@@ -157,7 +157,7 @@ def show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) -> 
 
 def _progress(event: dict[str, Any]) -> None:
     detail = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
-    click.echo(f"review panel: {event['event']} {detail}", err=True)
+    echo(f"review panel: {event['event']} {detail}", err=True)  # escapes control characters
 
 
 def _labels(question: dict[str, Any]) -> str:

@@ -11,7 +11,8 @@ import click
 
 from kitty import SCHEMA
 from kitty.commands.base import cwd, json_option, mission_option, open_mission, split_csv
-from kitty.output import emit
+from kitty.core.printable import printable
+from kitty.output import echo, emit
 
 
 class SprintView:
@@ -38,11 +39,11 @@ class SprintView:
         if text is None:
             return
         if not self.live:
-            click.echo(text)
+            echo(text)  # control characters in titles and agent names shown, not obeyed
             return
         if kind == "end":
             self.draw(force=True)
-            click.echo(text)
+            echo(text)
             return
         self.lines = (self.lines + text.splitlines())[-8:]
         self.draw(force=kind == "halt")
@@ -54,7 +55,7 @@ class SprintView:
         self.last_draw = time.monotonic()
         from kitty.core.clock import humanize_duration
         from kitty.core.render import board_text
-        from kitty.output import terminal_width
+        from kitty.output import terminal_width, use_colour
         from kitty.services.board import status_view
 
         self.mission.refresh()
@@ -64,13 +65,11 @@ class SprintView:
             f"{wp} {role} by {agent} {humanize_duration(now - t0)}"
             for wp, (role, agent, t0) in sorted(self.running.items())
         ]
-        click.echo(
-            "\x1b[H\x1b[2J"
-            + board_text(view, terminal_width(), True)
-            + "running: "
-            + (" | ".join(running) or "-")
-            + "\n"
-            + "\n".join(self.lines)
+        sys.stdout.write("\x1b[H\x1b[2J")  # kitty's own: home, clear
+        echo(
+            board_text(view, terminal_width(), use_colour())
+            + printable("running: " + (" | ".join(running) or "-") + "\n" + "\n".join(self.lines)),
+            styled=True,  # the board's colours; its data is escaped (core.render.paint)
         )
 
 

@@ -51,7 +51,7 @@ def status(
         text = list_text(view)
     else:
         text = board_text(view, terminal_width(), use_colour(), None if show_all else MAX_CARDS)
-    emit(view, text, as_json)
+    emit(view, text, as_json, styled=not as_list and use_colour())
     return 0
 
 

@@ -21,7 +21,7 @@ def resolve_commands(conflict: Conflict, mission: str, lane: str | None = None) 
     now = lane or conflict.lane
     keep = f'kitty resolve {wp} --mission {mission} --note "keep {now}: <why the first move wins>"'
     commands = [keep]
-    if conflict.kind == "stale_from_lane" and conflict.to_lane != now:
+    if conflict.kind in ("stale_from_lane", "not_holder") and conflict.to_lane != now:
         who = conflict.agent or "NAME"
         commands.append(
             f"kitty agent tasks move-task {wp} --mission {mission} --to {conflict.to_lane} "

@@ -6,6 +6,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from kitty.core.printable import printable
+
 COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Planned", ("planned",)),
     ("In progress", ("claimed", "in_progress")),
@@ -25,7 +27,9 @@ def _lane(wp: dict[str, Any]) -> str:
 
 
 def paint(text: str, code: str, colour: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if colour and code else text
+    """`text` in colour `code`. Painted text has its control characters escaped first, so
+    the only escape sequences in a painted line are kitty's own (see core.printable)."""
+    return f"\x1b[{code}m{printable(text)}\x1b[0m" if colour and code else text
 
 
 def char_width(char: str) -> int:
@@ -212,13 +216,13 @@ def board_text(
     depth = max((len(c) for c in columns), default=0)
     for row in range(depth):
         cells = [pad(c[row] if row < len(c) else "", col) for c in columns]
-        out.append(" ".join(cells).rstrip())
+        out.append(printable(" ".join(cells).rstrip()))  # data, never painted
     if depth == 0:
         out.append("(no work packages yet: kitty wp add --title ...)")
     parked = []
     if len(view.get("critical_path") or []) > 1:
         legend = f"{CRITICAL_MARK} critical path: " + " → ".join(view["critical_path"])
-        out.extend(wrap(legend, width, indent="  "))
+        out.extend(printable(line) for line in wrap(legend, width, indent="  "))
     for lane, label in (("blocked", "Blocked"), ("canceled", "Canceled")):
         items = [w for w in wps if w.get("lane") == lane]
         if items:

@@ -37,6 +37,7 @@ from typing import Any
 
 from kitty.core import lanes
 from kitty.core.events import LINK_KEY, Annotation, Event, LogWarning, Transition
+from kitty.core.holders import NOT_HOLDER, holder_conflict
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset(
@@ -95,7 +96,7 @@ class Conflict:
     from_lane: str
     to_lane: str
     lane: str  # the lane the WP was in when the event came up in replay order
-    kind: str  # stale_from_lane | illegal_edge | self_review
+    kind: str  # stale_from_lane | illegal_edge | self_review | not_holder
     message: str
     holder: str | None = None  # who held the WP then (the winner of a race)
     resolved_by: str | None = None  # event id of the resolution, if any
@@ -170,6 +171,9 @@ class WPState:
     @property
     def sk_agent(self) -> Any:
         return self.sk_slots.get("agent")
+
+    #: Ids of the transitions applied since the current holder took the WP (core.holders).
+    since_hold: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -276,6 +280,9 @@ def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
     base = lane if frm == lane else frm
     if ev.to_lane == base:
         return APPLY, ""  # a self-loop (e.g. `doing` -> `in_progress`) changes nothing
+    not_holder = holder_conflict(st, lane, ev, event_agent(ev))  # kitty-written moves only
+    if not_holder is not None:
+        return NOT_HOLDER, not_holder
     if not ev.force and ev.to_lane not in lanes.TRANSITIONS.get(base, frozenset()):
         return "illegal_edge", (
             f"{ev.wp_id} {base} -> {ev.to_lane} is not a legal move without --force "
@@ -334,9 +341,12 @@ def _apply_transition(st: WPState, ev: Transition) -> None:
     ):
         st.implementer = agent
         st.agent = agent
+        st.since_hold = set()
     elif to_lane == lanes.IN_REVIEW:
         st.reviewer = agent
         st.agent = agent
+        st.since_hold = set()
+    st.since_hold.add(ev.event_id)
     # The runtime claim says which process holds the WP; a new holder replaces it.
     if to_lane in HELD:
         if not (to_lane == lanes.IN_PROGRESS and previous == lanes.CLAIMED):

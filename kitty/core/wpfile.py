@@ -70,13 +70,75 @@ def load_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[s
     return meta, body, lines
 
 
+#: At most this many nodes once aliases are expanded (a WP file has a few hundred): a
+#: "billion laughs" document of nested aliases is refused before anything walks it.
+MAX_YAML_NODES = 100_000
+
+
+class AliasBomb(ValueError):
+    """A YAML document whose aliases expand beyond MAX_YAML_NODES (or into themselves)."""
+
+    def __init__(self, line: int, cycle: bool = False) -> None:
+        super().__init__(
+            "aliases refer to themselves (a recursive YAML structure)"
+            if cycle
+            else f"aliases expand to more than {MAX_YAML_NODES} values (a YAML bomb?)"
+        )
+        self.line = line
+
+
+def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
+    """Nodes `node` stands for with every alias expanded (each shared node counted once
+    per use), stopping at the bound; AliasBomb on a cycle."""
+    key = id(node)
+    known = sizes.get(key)
+    if known is not None:
+        if known < 0:
+            raise AliasBomb(node.start_mark.line, cycle=True)
+        return known
+    sizes[key] = -1  # in progress: meeting it again is a cycle
+    total = 1
+    value = node.value
+    if isinstance(value, list):
+        for item in value:
+            for child in item if isinstance(item, tuple) else (item,):
+                total += _expanded_size(child, sizes)
+                if total > MAX_YAML_NODES:
+                    raise AliasBomb(child.start_mark.line)
+    sizes[key] = total
+    return total
+
+
+def safe_yaml(text: str) -> Any:
+    """`yaml.safe_load` (the C loader when there is one) that refuses alias bombs (AliasBomb,
+    a ValueError with the 0-based `line`) before constructing anything. Raises yaml.YAMLError."""
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "*" in text:  # no alias, no expansion: skip the walk
+            _expanded_size(node, {})
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def _load_yaml(path: str, front: str) -> Any:
     """PyYAML for what the plain reader leaves (imported only then: it costs ~30 ms)."""
     import yaml
 
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        meta = yaml.load(front, Loader=loader)
+        meta = safe_yaml(front)
+    except AliasBomb as exc:
+        raise SpecError(
+            path,
+            exc.line + 2,
+            str(exc),
+            f"front matter needs no aliases: write the values out (at most {MAX_YAML_NODES})",
+        ) from None
     except yaml.YAMLError as exc:
         # The context mark is where the broken construct starts (an unclosed `[`),
         # which is where the fix goes; the problem mark is where parsing gave up.

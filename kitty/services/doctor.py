@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,35 @@ def security_problems(mission: Mission) -> list[str]:
     return problems
 
 
+def write_link_problems(mission: Mission) -> list[str]:
+    """Symlinks where kitty creates or writes files outside mission state: the lane
+    worktrees (`.worktrees`), agent run logs and prompts (`.kittify/runs`, `.kittify/prompts`)
+    and the instructions files `kitty init` writes (AGENTS.md & co., allowed to link to
+    a file inside the work tree, as CLAUDE.md -> AGENTS.md)."""
+    from kitty.errors import UnsafePath
+    from kitty.services.onboarding import ALWAYS, WHEN_PRESENT
+
+    project = mission.project
+    found = []
+    for path in (
+        project.root / ".worktrees",
+        project.kittify / "runs",
+        project.kittify / "prompts",
+    ):
+        problem = contain.symlink_problem(path)
+        if problem:
+            found.append(
+                f"security: {problem}: kitty refuses to create files through it "
+                "(replace the link with a real directory, e.g. `git rm` it)"
+            )
+    for name in (ALWAYS, *WHEN_PRESENT):
+        try:
+            contain.check_link_inside(project.root / name, project.root, (project.git_common_dir,))
+        except UnsafePath as exc:
+            found.append(f"security: {_render(exc)}")
+    return found
+
+
 def trust_warnings(mission: Mission) -> list[str]:
     """What `kitty sprint` and `kitty review run` would refuse for the config's untrusted
     commands, with its hint (a warning: reading the mission does not need them)."""
@@ -99,8 +129,163 @@ def agent_versions(mission: Mission) -> list[dict[str, Any]]:
     return [v.as_dict() for v in check_versions(backends)]
 
 
+def git_leftover_problems(mission: Mission) -> list[str]:
+    """What a killed git (or `kitty sync`) left in the repository: a sync marker whose
+    process is gone, a merge in progress, and git lock files no live git process owns."""
+    from kitty.adapters import gitlocks
+    from kitty.services.sync import MARKER, _pid_alive
+
+    project = mission.project
+    common = project.git_common_dir
+    problems = []
+    places = [project.root, common, project.worktree]
+    marker = common / MARKER
+    killed_sync = False
+    try:
+        state = json.loads(marker.read_text(encoding="utf-8"))
+        pid = state.get("pid") if isinstance(state, dict) else None
+        killed_sync = not _pid_alive(pid)
+    except (OSError, ValueError):
+        pass
+    if killed_sync:
+        left = [project.rel(p) for p in gitlocks.lock_files(common)]
+        if (common / "MERGE_HEAD").exists():
+            left.append(f"{project.rel(common / 'MERGE_HEAD')} (its merge)")
+        problems.append(
+            f"{project.rel(marker)}: a `kitty sync` was killed here"
+            + (f" and left {', '.join(left)}" if left else "")
+            + " (run `kitty sync`: it removes what the killed sync left, undoes its merge "
+            "and keeps every log line)"
+        )
+    elif (common / "MERGE_HEAD").exists():
+        problems.append(
+            f"{project.rel(common / 'MERGE_HEAD')}: a merge is in progress (finish it with "
+            "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
+        )
+    for path in gitlocks.stale_locks(common, places):
+        problems.append(
+            f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
+            f"left by a killed git command): `kitty doctor --fix` removes it"
+        )
+    return problems
+
+
+def remove_stale_git_locks(mission: Mission) -> list[str]:
+    """`kitty doctor --fix`: delete the git lock files no live git process can own (none
+    runs in this repository, older than gitlocks.STALE_AFTER seconds)."""
+    from kitty.adapters import gitlocks
+
+    project = mission.project
+    places = [project.root, project.git_common_dir, project.worktree]
+    removed = gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places))
+    return [
+        f"removed {project.rel(p)}, a stale git lock (no git process was running)" for p in removed
+    ]
+
+
+#: doctor reads the log in blocks of this many bytes (plus the line that straddles one).
+STREAM_BLOCK = 1 << 20
+
+
+@dataclass
+class LogScan:
+    """What doctor's one streaming pass over the log found."""
+
+    line_problems: list[str] = field(default_factory=list)  # unusable lines
+    event_problems: list[str] = field(default_factory=list)  # field types, implausible times
+    fixable: int = 0
+
+
+def stream_log(mission: Mission, now: int) -> LogScan:
+    """Check every line of the log, reading it a block at a time, so memory holds one
+    block, the board and a 64-bit hash per event id (not every decoded record).
+
+    When the log is in time order (what kitty's own clock writes), each block's events
+    are folded onto the board as they come (`state.extend`: the board `replay` gives)
+    and that board becomes `mission.board`. A log whose blocks overlap in time (after
+    a merge) or that repeats an event id is left to the full replay (`mission.board`),
+    whose memory grows with the number of events."""
+    from kitty.core.events import parse_log
+    from kitty.core.state import Board, extend
+
+    shown = f"{mission.display}/status.events.jsonl"
+    found = LogScan()
+    fd = eventlog.open_log(mission.events_path)
+    if fd is None:
+        return found
+    board = Board()
+    seen: set[int] = set()  # hashes: a collision only costs the full replay
+    streaming = True
+    empty: dict[str, Any] = {}
+
+    def check(block: bytes, first: int) -> None:
+        nonlocal streaming
+        parsed = parse_log(block, first_line=first)
+        for w in parsed.warnings:
+            fix = " — `kitty doctor --fix` quarantines it" if w.message in _CORRUPT else ""
+            found.fixable += bool(fix)
+            found.line_problems.append(w.render(shown) + fix)
+        fresh: list[Transition | Annotation] = []
+        for event in parsed.events:
+            refused = refusal(event.data)
+            if refused is not None:
+                legacy = event.data.get("type") == LEGACY_DISPATCH
+                found.fixable += legacy
+                found.event_problems.append(
+                    f"{shown}:{event.line}: Spec Kitty 3.2.7 refuses the whole log at this "
+                    f"line ({refused})"
+                    + (
+                        " — `kitty doctor --fix` rewrites it as a KittyDispatch envelope"
+                        if legacy
+                        else "; correct or remove the line"
+                    )
+                )
+            # history Spec Kitty reads (an unlinked transition it accepts) is read as it
+            # reads it: nothing to report
+            history = refused is None and isinstance(event, Transition) and not event.linked
+            if not history:
+                found.event_problems += [
+                    f"{shown}:{event.line}: {p}" for p in field_problems(event.data)
+                ]
+            if event.event_id:
+                key = hash(event.event_id)
+                streaming = streaming and key not in seen
+                seen.add(key)
+            if isinstance(event, Transition | Annotation):
+                if not history and is_implausible(event.at_us, now):
+                    found.event_problems.append(
+                        f"{shown}:{event.line}: at {event.at} is more than "
+                        f"{FUTURE_BOUND_US // 3_600_000_000} hours ahead of this machine's "
+                        "clock (kitty never dates new events after it; if it is a mistake, "
+                        "correct the line's `at` by hand)"
+                    )
+                event.data = empty  # replay reads the parsed fields only
+                fresh.append(event)
+        if streaming and fresh:
+            newest = board.newest_at_us
+            if newest is not None and min(e.at_us for e in fresh) <= newest:
+                streaming = False  # overlaps what is folded: only a full replay orders it
+            else:
+                extend(board, fresh)
+
+    with os.fdopen(fd, "rb") as handle:
+        line, carry = 1, b""
+        while chunk := handle.read(STREAM_BLOCK):
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            if block:
+                check(block, line)
+                line += block.count(b"\n")
+        if carry:
+            check(carry, line)  # an unterminated last line: reported as torn
+    if streaming:
+        mission.__dict__["board"] = board  # the cached_property's value
+    return found
+
+
 def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
-    problems = security_problems(mission)
+    problems = security_problems(mission) + write_link_problems(mission)
     result: dict[str, Any] = {"mission": mission.slug, "problems": problems, "fixable": 0}
     if problems:
         return result  # every read below would refuse; fix the links first
@@ -115,43 +300,16 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
         except KittyError as exc:
             problems.append(_render(exc))
     shown = f"{mission.display}/status.events.jsonl"
+    now = eventlog.now_us() if now_us is None else now_us
     try:
-        log = mission.log
+        scan = stream_log(mission, now)
     except KittyError as exc:
         problems.append(_render(exc))
         return result
-    corrupt = [w for w in log.warnings if w.message in _CORRUPT]
-    result["fixable"] = len(corrupt)
-    problems += [
-        w.render(shown) + (" — `kitty doctor --fix` quarantines it" if w in corrupt else "")
-        for w in log.warnings
-    ]
+    result["fixable"] = scan.fixable
+    problems += scan.line_problems
     problems += [w.render(shown) for w in mission.board.warnings]
-    now = eventlog.now_us() if now_us is None else now_us
-    for event in log.events:
-        refused = refusal(event.data)
-        if refused is not None:
-            legacy = event.data.get("type") == LEGACY_DISPATCH
-            result["fixable"] += legacy
-            problems.append(
-                f"{shown}:{event.line}: Spec Kitty 3.2.7 refuses the whole log at this line "
-                f"({refused})"
-                + (
-                    " — `kitty doctor --fix` rewrites it as a KittyDispatch envelope"
-                    if legacy
-                    else "; correct or remove the line"
-                )
-            )
-        if refused is None and isinstance(event, Transition) and not event.linked:
-            continue  # history Spec Kitty reads: read as it reads it, nothing to report
-        problems += [f"{shown}:{event.line}: {p}" for p in field_problems(event.data)]
-        if isinstance(event, Transition | Annotation) and is_implausible(event.at_us, now):
-            problems.append(
-                f"{shown}:{event.line}: at {event.at} is more than "
-                f"{FUTURE_BOUND_US // 3_600_000_000} hours ahead of this machine's clock "
-                "(kitty never dates new events after it; if it is a mistake, correct the "
-                "line's `at` by hand)"
-            )
+    problems += scan.event_problems
     try:
         from kitty.services.missions import validate
 
@@ -161,6 +319,7 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     except KittyError as exc:
         problems.append(_render(exc))
     problems += git_problems(mission)
+    problems += git_leftover_problems(mission)
     for conflict in open_views(mission.board, mission.slug):
         problems.append(
             f"{shown}:{conflict['line']}: conflict: {conflict['message']} "
@@ -210,7 +369,7 @@ def repair(mission: Mission) -> dict[str, Any]:
     security = security_problems(mission)
     if security:
         return {"mission": mission.slug, "actions": [], "refused": security}
-    actions: list[str] = []
+    actions: list[str] = remove_stale_git_locks(mission)
     path = mission.events_path
     quarantine = path.with_name(path.name + QUARANTINE_SUFFIX)
     shown = f"{mission.display}/{path.name}"

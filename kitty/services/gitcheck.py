@@ -10,16 +10,29 @@ MARKERS = (b"<<<<<<< ", b">>>>>>> ")
 
 
 def has_markers(path: Path) -> int | None:
-    """The 1-based line of the first conflict marker in `path`, or None."""
+    """The 1-based line of the first conflict marker in `path`, or None. Read in blocks
+    (a log can be a gigabyte): memory holds one block, or one line once a marker shows."""
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except OSError:
         return None
-    if b"<<<<<<<" not in data and b">>>>>>>" not in data:
-        return None
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.startswith(MARKERS) or line in (b"<<<<<<<", b">>>>>>>"):
-            return number
+    with handle:
+        tail = b""
+        try:
+            while chunk := handle.read(4 << 20):
+                window = tail + chunk
+                if b"<<<<<<<" in window or b">>>>>>>" in window:
+                    break
+                tail = chunk[-7:]
+            else:
+                return None
+            handle.seek(0)
+            for number, line in enumerate(handle, start=1):
+                line = line.rstrip(b"\r\n")
+                if line.startswith(MARKERS) or line in (b"<<<<<<<", b">>>>>>>"):
+                    return number
+        except OSError:
+            return None
     return None
 
 

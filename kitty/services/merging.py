@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters import eventlog
+from kitty.adapters import contain, eventlog
 from kitty.adapters.files import atomic_write, dump_json
 from kitty.core import lanes
 from kitty.core.clock import format_at
@@ -296,10 +296,10 @@ def merge(
                 "run `kitty merge --resume` or `kitty merge --abort`",
             )
         _preflight(mission)
+        path = contain.check(_merge_path(mission))  # no `.worktrees` symlink on the way
         m_branch, target = mission_branch(mission), target_branch(mission)
         if not git.branch_exists(m_branch):
             git.create_branch(m_branch, target)
-        path = _merge_path(mission)
         if path.exists():
             raise GitError(f"{path} already exists", "remove it, then run `kitty merge` again")
         git.add_detached_worktree(path, m_branch)

@@ -6,7 +6,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from kitty.adapters.files import atomic_write
+from kitty.adapters import contain
+from kitty.adapters.files import atomic_write, check_writable
 from kitty.core.onboarding import splice
 from kitty.errors import SpecError
 
@@ -30,15 +31,18 @@ def section() -> str:
 Planned = list[tuple[str, Path, str]]
 
 
-def plan_agent_files(root: Path) -> Planned:
+def plan_agent_files(root: Path, git_dir: Path | None = None) -> Planned:
     """What splicing the kitty section into AGENTS.md (and CLAUDE.md / GEMINI.md when
     present) would write: (name, file, new text) for each file that changes. Raises before
-    anything is written when a file's markers are unbalanced."""
-    names = [ALWAYS, *(n for n in WHEN_PRESENT if (root / n).is_file())]
+    anything is read or written when a file's markers are unbalanced, or when a file is a
+    symbolic link leaving the work tree (or into the git directory): UnsafePath."""
+    names = [ALWAYS, *(n for n in WHEN_PRESENT if (root / n).is_file() or (root / n).is_symlink())]
     planned: Planned = []
     seen: set[Path] = set()
+    forbidden = (root / ".git", *((git_dir,) if git_dir else ()))
     for name in names:
-        target = (root / name).resolve()  # CLAUDE.md is often a symlink to AGENTS.md
+        # CLAUDE.md is often a symlink to AGENTS.md: followed only while it stays inside.
+        target = contain.check_link_inside(root / name, root, forbidden).resolve()
         if target in seen:
             continue
         seen.add(target)
@@ -51,6 +55,7 @@ def plan_agent_files(root: Path) -> Planned:
                 raise SpecError(
                     name, None, f"not UTF-8 text ({exc.reason})", "save it as UTF-8, then rerun"
                 ) from exc
+        check_writable(target)
         new = splice(old, section(), name)
         if new != old:
             planned.append((name, target, new))

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters import contain
 from kitty.adapters.files import atomic_write
 from kitty.core import lanes
 from kitty.core.findings import (
@@ -203,16 +204,15 @@ class Loop:
     def require_trust(self, mission: Mission, agents: list[str | None]) -> None:
         """Commands from the repository's config run only when the user trusts them."""
         from kitty.adapters import trust
-        from kitty.adapters.agents import backend_for
-        from kitty.errors import AgentError
 
         keys = ["review.test_command"] if self.test_from_config else []
-        for name in dict.fromkeys(a for a in agents if a):
-            try:
-                if backend_for(name, mission.config.raw).kind == "command":
-                    keys.append(f"agents.commands.{name}")
-            except AgentError:
-                continue  # reported where the agent is dispatched
+        # From the raw config, never through backend_for: nothing validates (or formats) an
+        # untrusted template before this refuses.
+        defined = trust.repo_commands(mission.config.raw)
+        keys += [f"agents.commands.{n}" for n in dict.fromkeys(a for a in agents if a)]
+        keys = [k for k in keys if k in defined or k == "review.test_command"]
+        if "agents.commands" in defined and agents:
+            keys.append("agents.commands")
         if keys:
             trust.require(mission.project.root, mission.config.raw, sorted(keys))
 
@@ -306,8 +306,8 @@ class Loop:
         from kitty.adapters.agentrun import AgentRun
         from kitty.adapters.agents import MANUAL, Dispatch, backend_for
 
+        self.require_trust(mission, [agent])  # before backend_for validates the template
         backend = backend_for(agent, mission.config.raw)
-        self.require_trust(mission, [agent])
         if backend.kind == MANUAL:
             raise UsageError(f"{agent} is a manual agent", "the panel needs agent CLIs")
         atomic_write(prompt_file, prompt)
@@ -325,8 +325,10 @@ class Loop:
                 extra,
             )
         )
+        log_path = contain.check(self.log_dir / f"{log_name}.log")  # `.kittify/runs` symlink
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = (self.log_dir / f"{log_name}.log").open("a", encoding="utf-8")
+        contain.check_final(log_path)
+        log = log_path.open("a", encoding="utf-8")
         log.write(f"# command: {shlex.join(invocation.argv)}\n# cwd: {invocation.cwd}\n")
         log.flush()
         return AgentRun(invocation, agent, log), log
@@ -357,7 +359,7 @@ class Loop:
         mission = self.mission()
         scope = self.scope(mission)
         entries, roster = self.plan(mission, scope, round_no)
-        rdir = self.round_dir(round_no)
+        rdir = contain.check(self.round_dir(round_no))
         rdir.mkdir(parents=True, exist_ok=True)
         plan = {
             "fan_out": [asdict(e) for e in entries],
@@ -595,7 +597,7 @@ class Loop:
         st = mission.board.wps[self.wp_id]
         old = sorted(self.review_dir.glob("round-*")) if self.review_dir.is_dir() else []
         if old:
-            archive = self.review_dir / f"archive-{stamp()}"
+            archive = contain.check(self.review_dir / f"archive-{stamp()}")
             archive.mkdir(parents=True)
             for path in old:
                 path.rename(archive / path.name)
@@ -708,7 +710,7 @@ class Loop:
                     f"(attempt {test_failures} of {MAX_TEST_ATTEMPTS})",
                 )
             claimed = actions.implement(self.mission(), self.wp_id, implementer)
-            rdir = self.round_dir(round_no)
+            rdir = contain.check(self.round_dir(round_no))
             rdir.mkdir(parents=True, exist_ok=True)
             attempt = len(list(rdir.glob("fix-*.prompt.md"))) + 1
             ret = rdir / f"fix-{attempt}.return.json"
@@ -1079,6 +1081,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_once(path: Path, data: dict[str, Any]) -> None:
+    contain.check(path)  # "x" never follows a final symlink; this covers the folders
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as fh:
         fh.write(json.dumps(data, indent=2) + "\n")

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import config as config_adapter
-from kitty.adapters import layout
-from kitty.adapters.files import atomic_write
+from kitty.adapters import contain, layout
+from kitty.adapters.files import atomic_write, check_writable
 
 ATTRIBUTES_RULE = "kitty-specs/**/status.events.jsonl merge=union"
 IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
@@ -19,6 +19,7 @@ INITIAL_COMMIT = "git commit --allow-empty -m init"
 
 
 def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> bool:
+    check_writable(path)  # never read (or write) through a symlink
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in lines if line not in present]
@@ -76,8 +77,12 @@ def init_project(
 
     project = layout.find_project(cwd)
     root = project.root
-    # AGENTS.md & co. are checked first: broken markers refuse before anything is written.
-    onboarding = plan_agent_files(root) if agent_files else []
+    # Everything init writes is checked first (no symlink on the way, AGENTS.md & co.'s
+    # markers balanced): a refusal leaves the repository as it was.
+    for path in (project.config_path, root / ".gitattributes", root / ".gitignore"):
+        check_writable(path)
+    contain.check(project.specs_dir)
+    onboarding = plan_agent_files(root, project.git_common_dir) if agent_files else []
     changed = []
     if config_adapter.update(project.config_path, agents):
         changed.append(".kittify/config.yaml")

@@ -119,16 +119,18 @@ class Sprint:
         self.versions: list[Any] = []  # the agent CLIs' versions, read by the pre-flight
         self.nothing_at: tuple[tuple[Any, ...], float] | None = None  # no work found then
         probe = self.mission()
-        self.backends = {
-            name: backend_for(name, probe.config.raw)
-            for name in [*opts.implementers, *opts.reviewers]
-        }
+        names = [*opts.implementers, *opts.reviewers]
         if not opts.dry_run:  # pre-flight: nothing is claimed or started when this refuses
-            self.require_trust(probe, list(self.backends.values()))
+            # Before backend_for: an untrusted template is refused, never validated first.
+            self.require_trust(probe, names)
+        self.backends = {name: backend_for(name, probe.config.raw) for name in names}
 
-    def require_trust(self, mission: Mission, backends: list[Backend]) -> None:
+    def require_trust(self, mission: Mission, names: list[str]) -> None:
         """Commands from the repository's config run only when the user trusts them."""
-        keys = sorted({f"agents.commands.{b.name}" for b in backends if b.kind == "command"})
+        defined = trust.repo_commands(mission.config.raw)
+        keys = sorted({f"agents.commands.{n}" for n in names} & set(defined))
+        if "agents.commands" in defined:  # not a mapping: covers every name
+            keys.append("agents.commands")
         if self.opts.review_panel and "review.test_command" in trust.repo_commands(
             mission.config.raw
         ):
@@ -139,9 +141,9 @@ class Sprint:
     def backend(self, mission: Mission, agent: str) -> Backend:
         backend = self.backends.get(agent)
         if backend is None:
-            backend = backend_for(agent, mission.config.raw)
             if not self.opts.dry_run:
-                self.require_trust(mission, [backend])
+                self.require_trust(mission, [agent])
+            backend = backend_for(agent, mission.config.raw)
             self.backends[agent] = backend
         return backend
 

@@ -18,10 +18,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters import eventlog, layout
+from kitty.adapters import eventlog, gitlocks, layout
 from kitty.adapters.files import atomic_write
 from kitty.adapters.gitcli import GitCli, porcelain_paths
-from kitty.errors import GitError, GuardRefused, LockBusy
+from kitty.errors import GitError, GuardRefused, KittyError, LockBusy
 from kitty.services.workspace import Mission
 
 MARKER = "kitty-sync.json"
@@ -56,24 +56,39 @@ def _pid_alive(pid: Any) -> bool:
 
 
 def recover(git: GitCli, project: layout.Project) -> bool:
-    """Undo what a killed sync left (a merge, a stale index.lock); keep every log line."""
+    """Undo what a killed sync left; keep every log line.
+
+    The marker (`.git/kitty-sync.json`, the pid of the sync) exists for the whole of a
+    sync, so one found with a dead pid means a sync was killed: the git locks it left
+    (index.lock, HEAD.lock, ref locks: any, once no live git process works in this
+    repository) are removed and a merge it started (`MERGE_HEAD`: sync refuses to start
+    during one, so it is its own) is aborted. Without a marker nothing is touched.
+    """
     marker = git.git_path(MARKER)
     try:
         state = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    if not isinstance(state, dict):
+        state = {}
     if _pid_alive(state.get("pid")) and state.get("pid") != os.getpid():
         raise LockBusy("another `kitty sync` is running", "wait for it to finish")
     logs = {p: p.read_bytes() for p in project.specs_dir.glob("*/status.events.jsonl")}
-    index_lock = git.git_path("index.lock")
-    if index_lock.exists():
-        index_lock.unlink()  # left by a git command killed with the sync
+    places = [project.root, project.git_common_dir, project.worktree]
+    gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places, min_age=0.0))
     if git.git_path("MERGE_HEAD").exists():
         git.status("merge", "--abort")
+    if state.get("phase") == "merge" and not git.git_path("MERGE_HEAD").exists():
+        # Killed before git wrote MERGE_HEAD: files the merge had checked out are put back.
+        git.status("reset", "--merge", "--quiet", "HEAD")
     for path, before in logs.items():
         _restore_lines(path, before)
     marker.unlink(missing_ok=True)
     return True
+
+
+def _mark(marker: Path, phase: str) -> None:
+    atomic_write(marker, json.dumps({"pid": os.getpid(), "at": time.time(), "phase": phase}))
 
 
 def _restore_lines(path: Path, before: bytes) -> None:
@@ -113,13 +128,12 @@ def _coordination_refs(git: GitCli, remote: str) -> list[str]:
         raise GitError(
             f"cannot reach {remote}: {(err or out).strip()[:300]}",
             f"check `git remote -v` and that {remote} is reachable",
+            (err or out).strip(),
         )
     return [line.split("refs/heads/kitty/coord/", 1)[1] for line in out.splitlines() if line]
 
 
 def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) -> dict[str, Any]:
-    from kitty.services.remote import lost_race, transact
-
     project = layout.find_project(cwd)
     git = GitCli(project.root)
     recovered = recover(git, project)
@@ -129,6 +143,42 @@ def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) ->
             f"the checkout is in the middle of {busy}; kitty sync leaves it alone",
             "finish it (git commit / git rebase --continue) or abort it, then run kitty sync",
         )
+    marker = git.git_path(MARKER)
+    _mark(marker, "sync")  # from here on a killed sync is recovered by the next one
+    try:
+        result = _sync(git, project, remote, attempts)
+    except GitError as exc:
+        marker.unlink(missing_ok=True)
+        raise _name_lock(exc) from None
+    except KittyError:
+        marker.unlink(missing_ok=True)  # refused cleanly (a merge that stops was undone)
+        raise
+    # Any other exit (^C, a crash) keeps the marker: the next sync checks what is left.
+    marker.unlink(missing_ok=True)
+    result["recovered"] = recovered
+    return result
+
+
+def _name_lock(exc: GitError) -> GitError:
+    """git's "Unable to create '…/x.lock': File exists" gets a hint naming the lock and
+    the command that removes it once stale."""
+    import re
+
+    found = re.search(r"Unable to create '([^']+\.lock)'", exc.message + " " + exc.output)
+    if found is None:
+        return exc
+    return GitError(
+        exc.message,
+        f"{found.group(1)} is left by a git command that was killed: if no git command is "
+        "running in this repository, `kitty doctor --fix` removes it (or delete the file), "
+        "then run kitty sync again",
+        output=exc.output,
+    )
+
+
+def _sync(git: GitCli, project: layout.Project, remote: str, attempts: int) -> dict[str, Any]:
+    from kitty.services.remote import lost_race, transact
+
     branch = git.status("symbolic-ref", "--quiet", "--short", "HEAD")[1].strip()
     if not branch:
         raise GuardRefused("HEAD is detached: kitty sync needs a branch", "git switch <branch>")
@@ -148,6 +198,7 @@ def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) ->
             raise GitError(
                 f"git fetch {remote} {branch} failed: {(err or out).strip()[:300]}",
                 f"check that {remote} is reachable",
+                (err or out).strip(),
             )
         with ExitStack() as stack:
             for slug in slugs:
@@ -160,21 +211,20 @@ def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) ->
                 git.run("commit", "--quiet", "--only", "-m", "kitty: sync", "--", *dirty)
                 commits.append(git.run("rev-parse", "HEAD").strip())
             if upstream and not git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
-                atomic_write(marker, json.dumps({"pid": os.getpid(), "at": time.time()}))
+                _mark(marker, "merge")
                 code, out, err = git.status(
                     "merge", "--no-edit", "-m", f"kitty: sync with {remote}/{branch}", upstream
                 )
                 if code != 0:
                     conflicts = git.run("diff", "--name-only", "--diff-filter=U").split()
                     git.status("merge", "--abort")
-                    marker.unlink(missing_ok=True)
                     raise GuardRefused(
                         f"merging {remote}/{branch} stops on "
                         + (", ".join(conflicts) or (err or out).strip()[:300])
                         + "; the merge was undone and kitty's own commits were kept",
                         f"git pull {remote} {branch}, resolve those files, then run kitty sync",
                     )
-                marker.unlink(missing_ok=True)
+                _mark(marker, "sync")
                 merged = True
             _rebuild_all(project)
         code, out, err = git.status("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
@@ -185,7 +235,6 @@ def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) ->
                 "commits": commits,
                 "merged": merged,
                 "attempts": attempt,
-                "recovered": recovered,
                 "coordinated": coordinated,
                 "head": git.run("rev-parse", "HEAD").strip(),
             }
@@ -194,6 +243,7 @@ def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) ->
             raise GitError(
                 f"git push {remote} {branch} failed: {text.strip()[:300]}",
                 f"check that you may push to {remote}",
+                text.strip(),
             )
         time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.5))
     raise LockBusy(

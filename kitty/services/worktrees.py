@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters import contain
 from kitty.errors import GitError, NotInitialized
 from kitty.services.workspace import Mission
 
@@ -73,6 +74,8 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
         return LaneWorkspace(None, git.current_branch(), mission.project.root, git.sha())
     lane_id = str(lane["lane_id"])
     branch, path = lane_branch(mission, lane_id), lane_path(mission, lane_id)
+    # A committed `.worktrees` symlink would put the checkout outside the repository.
+    contain.check(path)
     created: list[str] = []
     mission_ref, target = mission_branch(mission), target_branch(mission)
     if not git.branch_exists(mission_ref):

@@ -1,0 +1,71 @@
+"""Text from a repository reaches a terminal inert: control characters shown, not obeyed.
+
+A WP title or an agent name is data someone else wrote. Raw, `\\x1b]0;…\\x07` retitles
+the terminal, `\\x1b[2J` clears it, `\\r` overwrites the line before it, `\\x1b]52;…`
+writes the clipboard, and a right-to-left override reorders what follows. Every
+human-facing line kitty prints goes through `printable`: C0 controls (except tab and
+newline), DEL, C1 controls and the Unicode bidirectional overrides/isolates become
+visible escapes (`\\x1b`, `\\u202e`). JSON output is never changed (json.dumps escapes
+C0 and DEL itself; the data stays exact).
+
+No imports: `kitty.output` uses it on every command.
+"""
+
+from __future__ import annotations
+
+_CODES = [
+    *(c for c in range(0x20) if c not in (0x09, 0x0A)),
+    0x7F,
+    *range(0x80, 0xA0),
+    *range(0x202A, 0x202F),  # LRE RLE PDF LRO RLO
+    *range(0x2066, 0x206A),  # LRI RLI FSI PDI
+]
+#: str.translate table: each control character -> its visible escape.
+TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CODES}
+_FIRST = frozenset(chr(c) for c in _CODES)
+
+
+def needs_escaping(text: str) -> bool:
+    return not _FIRST.isdisjoint(text)
+
+
+def printable(text: str) -> str:
+    """`text` with every control character replaced by a visible escape (tab and newline
+    kept)."""
+    return text.translate(TABLE) if needs_escaping(text) else text
+
+
+def printable_styled(text: str) -> str:
+    """Like `printable`, but kitty's own colour codes (SGR: `ESC [ digits ; … m`) are kept.
+    Only for text kitty painted after cleaning its data (render.board_text does)."""
+    if "\x1b" not in text:
+        return printable(text)
+    out = []
+    rest = text
+    while rest:
+        at = rest.find("\x1b[")
+        if at < 0:
+            out.append(printable(rest))
+            break
+        out.append(printable(rest[:at]))
+        end = at + 2
+        while end < len(rest) and (rest[end].isdigit() or rest[end] == ";"):
+            end += 1
+        if end < len(rest) and rest[end] == "m" and end - at <= 12:
+            out.append(rest[at : end + 1])
+            rest = rest[end + 1 :]
+        else:
+            out.append(printable(rest[at : at + 1]))
+            rest = rest[at + 1 :]
+    return "".join(out)
+
+
+def clean(data: object) -> object:
+    """A copy of JSON-shaped `data` whose strings (keys and values) are `printable`."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {clean(k): clean(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [clean(v) for v in data]
+    return data

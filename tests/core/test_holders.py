@@ -1,0 +1,138 @@
+"""Holder checks in replay (issue 27.6): after clones merge, a kitty-written move out of
+a held lane by someone who does not hold the WP is a conflict, and an old holder's
+offline move does not undo a lease reclaim. History (no `kitty_after`) is unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kitty.core.conflicts import open_views
+from kitty.core.events import parse_lines
+from kitty.core.state import replay
+from tests.core.test_events_state import T0, tr
+from tests.helpers import kitty, make_mission, ok
+
+
+def kt(wp: str, frm: str, to: str, at: str, eid: str, agent: str, **kw: Any) -> str:
+    """A kitty-written transition: it carries `kitty_after` (the causal link)."""
+    policy = dict(kw.pop("policy", {}), agent=agent)
+    return tr(wp, frm, to, at, eid, actor=agent, policy_metadata=policy, kitty_after=None, **kw)
+
+
+BASE = [
+    tr("WP01", "genesis", "planned", T0.format(1), "A"),
+    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice"),
+]
+
+
+def board_of(lines: list[str]) -> Any:
+    return replay(parse_lines(lines).events)
+
+
+def test_a_move_by_someone_who_does_not_hold_the_wp_is_a_conflict() -> None:
+    board = board_of([*BASE, kt("WP01", "claimed", "in_progress", T0.format(3), "C", "bob")])
+    st = board.wps["WP01"]
+    assert st.lane == "claimed" and st.agent == "alice"
+    [conflict] = board.conflicts
+    assert (conflict.kind, conflict.agent, conflict.holder) == ("not_holder", "bob", "alice")
+    assert "alice holds WP01" in conflict.message
+    [view] = open_views(board, "m")
+    assert any("--force --agent bob" in c for c in view["commands"]), view["commands"]
+
+
+def test_the_holder_a_forced_move_and_history_still_apply() -> None:
+    own = board_of([*BASE, kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice")])
+    assert own.wps["WP01"].lane == "in_progress" and not own.conflicts
+    forced = kt("WP01", "claimed", "blocked", T0.format(3), "C", "bob", force=True)
+    assert board_of([*BASE, forced]).wps["WP01"].lane == "blocked"
+    history = tr("WP01", "claimed", "in_progress", T0.format(3), "C", actor="bob")
+    board = board_of([*BASE, history])  # Spec Kitty's line: folded as before
+    assert board.wps["WP01"].lane == "in_progress" and not board.conflicts
+    review = [
+        kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice"),
+        kt("WP01", "in_progress", "for_review", T0.format(4), "D", "alice"),
+        kt("WP01", "for_review", "in_review", T0.format(5), "E", "rita"),
+        kt("WP01", "in_review", "approved", T0.format(6), "F", "alice"),
+    ]
+    board = board_of(BASE + review)
+    assert board.wps["WP01"].lane == "in_review"
+    assert [(c.kind, c.holder) for c in board.conflicts] == [("not_holder", "rita")]
+
+
+LEASE = {"machine": "m1", "lease_seconds": 60}
+RECLAIM = {"previous_holder": "alice", "previous_machine": "m1", "by": "carol"}
+RECLAIMED = [
+    tr("WP01", "genesis", "planned", T0.format(1), "A"),
+    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice", policy=LEASE),
+    kt(
+        "WP01",
+        "claimed",
+        "planned",
+        T0.format(4),
+        "R1",
+        "kitty-lease",
+        force=True,
+        policy={"reclaim": dict(RECLAIM, lease_expired_at=T0.format(3))},
+    ),
+    kt(
+        "WP01",
+        "planned",
+        "claimed",
+        T0.format(5),
+        "R2",
+        "carol",
+        policy={"reclaim": dict(RECLAIM, lease_expired_at=T0.format(3)), **LEASE},
+    ),
+]
+
+
+def test_an_old_holders_offline_move_does_not_undo_a_lease_reclaim() -> None:
+    offline = kt("WP01", "claimed", "in_progress", T0.format(6), "X", "alice", policy=LEASE)
+    board = board_of([*RECLAIMED, offline])
+    st = board.wps["WP01"]
+    assert st.lane == "claimed" and st.agent == "carol"  # the reclaim stands
+    [conflict] = board.conflicts
+    assert conflict.kind == "not_holder" and conflict.event_id == "X"
+    assert "carol reclaimed it when alice's lease expired" in conflict.message
+
+
+def test_doctor_reports_a_merged_move_by_a_non_holder(repo: Path) -> None:
+    mission = make_mission(repo, wps=[{"wp_id": "WP01", "title": "A"}])
+    ok(repo, "move", "WP01", "claimed", "--agent", "alice")
+    log = mission / "status.events.jsonl"
+    # What another clone's kitty wrote, merged in: bob's move of alice's WP.
+    log.write_text(
+        log.read_text()
+        + kt(
+            "WP01",
+            "claimed",
+            "in_progress",
+            "2099-01-01T00:00:00+00:00",
+            "01ZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "bob",
+        )
+        + "\n"
+    )
+    doctor = kitty(repo, "doctor")
+    assert doctor.code == 1
+    assert "conflict: WP01 claimed -> in_progress by bob was not applied" in doctor.out
+    assert "alice holds WP01" in doctor.out
+    view = ok(repo, "status", "--json").json()["work_packages"][0]
+    assert view["lane"] == "claimed" and view["agent"] == "alice"
+
+
+def test_a_takeover_whose_writer_saw_the_holder_is_applied() -> None:
+    """On one clone `kitty move` lets bob move alice's WP: its link names alice's claim."""
+    seen = tr(
+        "WP01",
+        "claimed",
+        "in_progress",
+        T0.format(3),
+        "C",
+        actor="bob",
+        policy_metadata={"agent": "bob"},
+        kitty_after="B",
+    )
+    board = board_of([*BASE, seen])
+    assert board.wps["WP01"].lane == "in_progress" and not board.conflicts

@@ -271,10 +271,18 @@ def _admit(st: WPState, ev: Transition) -> tuple[str, str]:
             and (event_machine(ev) in (None, entry[3]) or entry[3] is None)
         ):
             return SKIP, ""  # a replica of the move that brought the WP here
-        return "stale_from_lane", (
-            f"{ev.wp_id} {frm} -> {ev.to_lane} by {event_agent(ev) or 'unknown'} was not applied: "
+        mover = event_agent(ev)
+        message = (
+            f"{ev.wp_id} {frm} -> {ev.to_lane} by {mover or 'unknown'} was not applied: "
             f"{ev.wp_id} was already {lane}"
         )
+        reclaim = st.reclaim
+        if mover and isinstance(reclaim, dict) and reclaim.get("previous_holder") == mover:
+            message += (
+                f"; {reclaim.get('by') or st.agent} reclaimed it when {mover}'s lease expired"
+                f" at {reclaim.get('lease_expired_at')}, and this move would undo that"
+            )
+        return "stale_from_lane", message
     # Linked to an earlier state with only history after it: the later move wins (as in
     # Spec Kitty); its edge is checked from the lane its writer saw.
     base = lane if frm == lane else frm

@@ -14,15 +14,23 @@ from tests.core.test_events_state import T0, tr
 from tests.helpers import kitty, make_mission, ok
 
 
-def kt(wp: str, frm: str, to: str, at: str, eid: str, agent: str, **kw: Any) -> str:
-    """A kitty-written transition: it carries `kitty_after` (the causal link)."""
+def kt(
+    wp: str, frm: str, to: str, at: str, eid: str, agent: str, after: str | None, **kw: Any
+) -> str:
+    """A kitty-written transition: it carries `kitty_after`, the id of the WP's last
+    applied transition its writer saw (the causal link)."""
     policy = dict(kw.pop("policy", {}), agent=agent)
-    return tr(wp, frm, to, at, eid, actor=agent, policy_metadata=policy, kitty_after=None, **kw)
+    return tr(wp, frm, to, at, eid, actor=agent, policy_metadata=policy, kitty_after=after, **kw)
+
+
+def hist(wp: str, frm: str, to: str, at: str, eid: str, agent: str) -> str:
+    """A transition Spec Kitty wrote (history: no `kitty_after`)."""
+    return tr(wp, frm, to, at, eid, actor=agent, policy_metadata={"agent": agent})
 
 
 BASE = [
     tr("WP01", "genesis", "planned", T0.format(1), "A"),
-    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice"),
+    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice", "A"),
 ]
 
 
@@ -31,9 +39,13 @@ def board_of(lines: list[str]) -> Any:
 
 
 def test_a_move_by_someone_who_does_not_hold_the_wp_is_a_conflict() -> None:
-    board = board_of([*BASE, kt("WP01", "claimed", "in_progress", T0.format(3), "C", "bob")])
+    """Mixed history: alice started WP01 with Spec Kitty (a history line, which takes no
+    link); bob's kitty linked to alice's claim, never saw her start it, and blocks it."""
+    started = hist("WP01", "claimed", "in_progress", T0.format(3), "C", "alice")
+    bob = kt("WP01", "claimed", "blocked", T0.format(4), "D", "bob", "B")
+    board = board_of([*BASE, started, bob])
     st = board.wps["WP01"]
-    assert st.lane == "claimed" and st.agent == "alice"
+    assert st.lane == "in_progress" and st.agent == "alice"
     [conflict] = board.conflicts
     assert (conflict.kind, conflict.agent, conflict.holder) == ("not_holder", "bob", "alice")
     assert "alice holds WP01" in conflict.message
@@ -42,18 +54,18 @@ def test_a_move_by_someone_who_does_not_hold_the_wp_is_a_conflict() -> None:
 
 
 def test_the_holder_a_forced_move_and_history_still_apply() -> None:
-    own = board_of([*BASE, kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice")])
+    own = board_of([*BASE, kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice", "B")])
     assert own.wps["WP01"].lane == "in_progress" and not own.conflicts
-    forced = kt("WP01", "claimed", "blocked", T0.format(3), "C", "bob", force=True)
+    forced = kt("WP01", "claimed", "blocked", T0.format(3), "C", "bob", "B", force=True)
     assert board_of([*BASE, forced]).wps["WP01"].lane == "blocked"
     history = tr("WP01", "claimed", "in_progress", T0.format(3), "C", actor="bob")
     board = board_of([*BASE, history])  # Spec Kitty's line: folded as before
     assert board.wps["WP01"].lane == "in_progress" and not board.conflicts
     review = [
-        kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice"),
-        kt("WP01", "in_progress", "for_review", T0.format(4), "D", "alice"),
-        kt("WP01", "for_review", "in_review", T0.format(5), "E", "rita"),
-        kt("WP01", "in_review", "approved", T0.format(6), "F", "alice"),
+        kt("WP01", "claimed", "in_progress", T0.format(3), "C", "alice", "B"),
+        kt("WP01", "in_progress", "for_review", T0.format(4), "D", "alice", "C"),
+        hist("WP01", "for_review", "in_review", T0.format(5), "E", "rita"),
+        kt("WP01", "in_review", "approved", T0.format(6), "F", "alice", "D"),
     ]
     board = board_of(BASE + review)
     assert board.wps["WP01"].lane == "in_review"
@@ -64,7 +76,7 @@ LEASE = {"machine": "m1", "lease_seconds": 60}
 RECLAIM = {"previous_holder": "alice", "previous_machine": "m1", "by": "carol"}
 RECLAIMED = [
     tr("WP01", "genesis", "planned", T0.format(1), "A"),
-    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice", policy=LEASE),
+    kt("WP01", "planned", "claimed", T0.format(2), "B", "alice", "A", policy=LEASE),
     kt(
         "WP01",
         "claimed",
@@ -72,6 +84,7 @@ RECLAIMED = [
         T0.format(4),
         "R1",
         "kitty-lease",
+        "B",
         force=True,
         policy={"reclaim": dict(RECLAIM, lease_expired_at=T0.format(3))},
     ),
@@ -82,18 +95,21 @@ RECLAIMED = [
         T0.format(5),
         "R2",
         "carol",
+        "R1",
         policy={"reclaim": dict(RECLAIM, lease_expired_at=T0.format(3)), **LEASE},
     ),
 ]
 
 
 def test_an_old_holders_offline_move_does_not_undo_a_lease_reclaim() -> None:
-    offline = kt("WP01", "claimed", "in_progress", T0.format(6), "X", "alice", policy=LEASE)
+    """alice, offline, saw only her own claim (B); the reclaim (R1) also followed B: a
+    fork, which the reclaim won (it came first), so her move is refused, and says why."""
+    offline = kt("WP01", "claimed", "in_progress", T0.format(6), "X", "alice", "B", policy=LEASE)
     board = board_of([*RECLAIMED, offline])
     st = board.wps["WP01"]
     assert st.lane == "claimed" and st.agent == "carol"  # the reclaim stands
     [conflict] = board.conflicts
-    assert conflict.kind == "not_holder" and conflict.event_id == "X"
+    assert conflict.kind == "stale_from_lane" and conflict.event_id == "X"
     assert "carol reclaimed it when alice's lease expired" in conflict.message
 
 
@@ -111,15 +127,15 @@ def test_doctor_reports_a_merged_move_by_a_non_holder(repo: Path) -> None:
             "2099-01-01T00:00:00+00:00",
             "01ZZZZZZZZZZZZZZZZZZZZZZZZ",
             "bob",
+            None,
         )
         + "\n"
     )
     doctor = kitty(repo, "doctor")
     assert doctor.code == 1
     assert "conflict: WP01 claimed -> in_progress by bob was not applied" in doctor.out
-    assert "alice holds WP01" in doctor.out
     view = ok(repo, "status", "--json").json()["work_packages"][0]
-    assert view["lane"] == "claimed" and view["agent"] == "alice"
+    assert view["lane"] == "claimed" and view["holder"] == "alice"
 
 
 def test_a_takeover_whose_writer_saw_the_holder_is_applied() -> None:

@@ -179,11 +179,14 @@ def _committed_sizes(git: GitCli, logs: list[str]) -> dict[str, int]:
 
 
 def _message(message: str, lines: list[str]) -> str:
+    """`kitty: <message>`; a commit that takes other writers' moves along says how many
+    more, and lists every event it commits (a move's own note alone adds nothing)."""
     subject = f"kitty: {message}"
-    if len(lines) <= 1:
+    moves = sum(" -> " in line for line in lines)
+    if moves > 1:
+        subject += f" and {moves - 1} more move{'s' if moves != 2 else ''}"
+    if moves <= 1 and len(lines) <= 2:
         return subject
-    others = len(lines) - 1
-    subject += f" and {others} more event{'s' if others != 1 else ''}"
     return subject + "\n\n" + "\n".join(lines) + "\n"
 
 

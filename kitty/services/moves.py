@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +156,19 @@ def move_task(
     written: list[Path] = []
 
     def build(board: Board) -> list[dict[str, Any]]:
-        check = check_move(wp_id, board.wps.get(wp_id), subtasks, req, policy, mission.slug)
-        outcome["check"] = check
-        return _records(mission, wp_id, check, req, doc, written, policy_extra)
+        state = board.wps.get(wp_id)
+        target = lanes.canonical(to_lane)
+        steps = lanes.hops(state.lane, target) if state and target and not force else (to_lane,)
+        records: list[dict[str, Any]] = []
+        for step in steps[:-1]:  # planned -> claimed on the way to in_progress (`doing`)
+            hop = replace(req, to_lane=step, note=None)
+            first = check_move(wp_id, state, subtasks, hop, policy, mission.slug)
+            records += _records(mission, wp_id, first, hop, None, written, policy_extra)
+            state = replace(state, lane=step) if state else state
+        check = check_move(wp_id, state, subtasks, req, policy, mission.slug)
+        records += _records(mission, wp_id, check, req, doc, written, policy_extra)
+        outcome["check"] = replace(check, from_lane=records[0]["from_lane"])  # the first hop's
+        return records
 
     try:
         records = mission.record(build)

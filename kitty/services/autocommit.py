@@ -10,6 +10,9 @@ only warn. The rule:
   mission's lanes.json/meta.json plus the files this command wrote. A writer that
   then finds nothing pending (another writer's commit took its events along) makes
   no commit: concurrent writers share commits instead of each storing the whole log;
+* the wait for the commit lock is at least a minute (the work ahead of a waiter is
+  one or two commits, which a loaded machine can stretch past the mission lock's
+  KITTY_LOCK_TIMEOUT);
 * someone else's git holding `.git/index.lock` is retried with a back-off for
   `KITTY_COMMIT_RETRY_SECONDS` (default 10);
 * any failure is a warning naming the git message and a command that commits what
@@ -98,7 +101,8 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
     root = mission.project.root
     paths: list[str] = []
     try:
-        with eventlog.locked(mission.project.lock_path("commit"), "kitty's auto-commit"):
+        lock = mission.project.lock_path("commit")
+        with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
             paths = pending(mission, extra)
             if not paths:
                 return None  # nothing of kitty's is pending: another writer committed it

@@ -15,8 +15,8 @@ from kitty.adapters.eventlog import now_us
 from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
-from kitty.core.state import Board
-from kitty.core.transitions import MoveCheck, MoveRequest, check_move
+from kitty.core.state import Board, WPState
+from kitty.core.transitions import MoveCheck, MoveRequest, Policy, check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
@@ -156,19 +156,10 @@ def move_task(
     written: list[Path] = []
 
     def build(board: Board) -> list[dict[str, Any]]:
-        state = board.wps.get(wp_id)
-        target = lanes.canonical(to_lane)
-        steps = lanes.hops(state.lane, target) if state and target and not force else (to_lane,)
-        records: list[dict[str, Any]] = []
-        for step in steps[:-1]:  # planned -> claimed on the way to in_progress (`doing`)
-            hop = replace(req, to_lane=step, note=None)
-            first = check_move(wp_id, state, subtasks, hop, policy, mission.slug)
-            records += _records(mission, wp_id, first, hop, None, written, policy_extra)
-            state = replace(state, lane=step) if state else state
+        state, hops = _on_the_way(mission, wp_id, board, subtasks, req, policy, policy_extra)
         check = check_move(wp_id, state, subtasks, req, policy, mission.slug)
-        records += _records(mission, wp_id, check, req, doc, written, policy_extra)
-        outcome["check"] = replace(check, from_lane=records[0]["from_lane"])  # the first hop's
-        return records
+        outcome["check"] = replace(check, from_lane=hops[0]["from_lane"]) if hops else check
+        return hops + _records(mission, wp_id, check, req, doc, written, policy_extra)
 
     try:
         records = mission.record(build)
@@ -192,6 +183,31 @@ def move_task(
         "self_review": check.self_review,
         "event_ids": [r["event_id"] for r in records],
     }
+
+
+def _on_the_way(
+    mission: Mission,
+    wp_id: str,
+    board: Board,
+    subtasks: tuple[str, ...],
+    req: MoveRequest,
+    policy: Policy,
+    policy_extra: dict[str, Any] | None,
+) -> tuple[WPState | None, list[dict[str, Any]]]:
+    """The lanes an unforced move passes through before its target (`lanes.hops`: planned
+    -> claimed on the way to in_progress, as Spec Kitty's `--to doing`), each checked and
+    recorded like a move of its own; returns the state the last step starts from."""
+    state = board.wps.get(wp_id)
+    target = lanes.canonical(req.to_lane)
+    if req.force or state is None or target is None:
+        return state, []
+    records: list[dict[str, Any]] = []
+    for step in lanes.hops(state.lane, target)[:-1]:
+        hop = replace(req, to_lane=step, note=None)
+        check = check_move(wp_id, state, subtasks, hop, policy, mission.slug)
+        records += _records(mission, wp_id, check, hop, None, [], policy_extra)
+        state = replace(state, lane=step)
+    return state, records
 
 
 def _records(

@@ -24,16 +24,18 @@ Plain `git` subprocesses only: GitPython is never imported here (~120 ms a move)
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kitty.adapters import eventlog, layout
-from kitty.adapters.gitcli import GitCli
 from kitty.core.state import as_dict
 from kitty.errors import GitError, KittyError
 from kitty.services.workspace import Mission
+
+if TYPE_CHECKING:  # subprocess is imported only when a commit is made: moves stay lean
+    from kitty.adapters.gitcli import GitCli
 
 RETRY_ENV = "KITTY_COMMIT_RETRY_SECONDS"
 DEFAULT_RETRY_SECONDS = 10.0
@@ -71,6 +73,8 @@ def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) 
 def pending(mission: Mission, extra: list[Path] | None = None) -> list[str]:
     """kitty's files that differ from HEAD (repository-relative, sorted); an untracked
     status.json is not kitty's to add (it is derived, and some teams ignore it)."""
+    from kitty.adapters.gitcli import GitCli
+
     root = mission.project.root
     own = [mission.events_path, mission.dir / "lanes.json", mission.dir / "meta.json"]
     specs = [*SHARED_PATHSPECS, *(_relative(root, p) for p in [*own, *(extra or [])])]
@@ -101,6 +105,8 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
     root = mission.project.root
     paths: list[str] = []
     try:
+        from kitty.adapters.gitcli import GitCli
+
         lock = mission.project.lock_path("commit")
         with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
             paths = pending(mission, extra)
@@ -244,6 +250,8 @@ def retry_seconds() -> float:
 
 
 def _warn_pending(mission: Mission, message: str, exc: KittyError, paths: list[str]) -> None:
+    import shlex
+
     from kitty.output import warn
 
     root = mission.project.root

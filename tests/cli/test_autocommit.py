@@ -183,3 +183,24 @@ def test_the_auto_commit_move_path_never_imports_gitpython(repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "GIT=False" in done.stderr, done.stderr
     assert _kitty_dirty(repo) == ""
+
+
+def test_a_move_without_auto_commit_starts_no_subprocess_machinery(repo: Path) -> None:
+    """The auto-commit code is imported by every move; its git (and subprocess, shlex)
+    is imported only when a commit is to be made."""
+    make_mission(repo, wps=[{"wp_id": "WP01"}])
+    probe = (
+        "import sys\n"
+        "from kitty.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    names = ('subprocess', 'shlex', 'git')\n"
+        "    print('LOADED=' + ','.join(m for m in names if m in sys.modules), file=sys.stderr)\n"
+    )
+    args = ["-C", str(repo), "move", "WP01", "claimed", "--agent", "claude"]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, env=_env(), timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "LOADED=", done.stderr

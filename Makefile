@@ -57,7 +57,7 @@ mutation: $(STAMP)  ## mutation score of kitty/core and the write path (~1 h; MO
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mutation]'
 	nice -n 15 $(BIN)/python mutation/run.py $(MODULES)
 
-bench: $(STAMP)  ## median wall times of an installed (non-editable) kitty
+bench: $(STAMP)  ## median wall and CPU times of an installed (non-editable) kitty
 	rm -rf .bench-venv && $(PYTHON) -m venv .bench-venv
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	$(BIN)/python benchmarks/bench.py --kitty .bench-venv/bin/kitty

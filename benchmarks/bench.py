@@ -14,6 +14,12 @@ multiples of it.
 Wall times are medians of --runs runs (3 at 10k); peak RSS is the command's
 ru_maxrss, measured through a small launcher (see LAUNCHER). `make bench` builds
 the installed copy and runs this.
+
+Every command's CPU time (user + sys of it and its children, git included) is
+reported beside its wall time. Moves are timed with `agents.auto_commit` off and
+on (with how much `.git/objects` grows a move), and the growth exponents from
+1,000 to 10,000 WPs are fitted from CPU medians, not wall times: on a shared
+machine one run's wall time is mostly its wait for a processor.
 """
 
 from __future__ import annotations
@@ -118,6 +124,28 @@ def median_run(
 class Table:
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str, str, str, str]] = []
+        #: measurement -> WPs -> median CPU ms, for the growth exponents
+        self.cpu: dict[str, dict[int, float]] = {}
+
+    def point(self, what: str, wps: int, run: Run) -> None:
+        self.cpu.setdefault(what, {})[wps] = run.cpu_ms
+
+    def fit(self, small: int, big: int, target: float = 1.1) -> None:
+        """Growth exponent log(cpu_big / cpu_small) / log(big / small) of every measurement
+        taken at both sizes. From CPU, not wall time: on a shared machine the wall time
+        of one run is mostly the wait for a processor."""
+        for what, points in self.cpu.items():
+            if small in points and big in points and points[small] > 0:
+                exponent = math.log(points[big] / points[small]) / math.log(big / small)
+                note = f"CPU {points[small]:.0f} → {points[big]:.0f} ms"
+                self.add(
+                    f"{what}: CPU growth exponent",
+                    f"kitty {small}→{big} WPs",
+                    exponent,
+                    "",
+                    target,
+                    note=note,
+                )
 
     def add(
         self,
@@ -160,9 +188,10 @@ def clear_cache(root: Path) -> Callable[[], None]:
     return clear
 
 
-def flip_moves(kitty: str, root: Path, wp: str, runs: int) -> Run:
+def flip_moves(kitty: str, root: Path, wp: str, runs: int, first: int = 0) -> Run:
+    """`runs` moves of `wp` between planned and blocked; `first` moves made before."""
     results = []
-    for i in range(runs):
+    for i in range(first, first + runs):
         lane = ("blocked", "planned")[i % 2]
         move = [kitty, "agent", "tasks", "move-task", wp, "--to", lane, "--agent", "bench"]
         move += ["--note", "bench"]
@@ -172,6 +201,26 @@ def flip_moves(kitty: str, root: Path, wp: str, runs: int) -> Run:
         max(r.rss_mib for r in results),
         statistics.median(r.cpu_ms for r in results),
     )
+
+
+def git_objects_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in (root / ".git" / "objects").rglob("*") if p.is_file())
+
+
+def auto_commit_moves(kitty: str, root: Path, wp: str, runs: int, first: int) -> tuple[Run, float]:
+    """`flip_moves` with `agents.auto_commit: true` (everything committed first): the
+    median run, and how much `.git/objects` grew per move, in MiB (before any gc)."""
+    config = root / ".kittify" / "config.yaml"
+    plain = config.read_text()
+    config.write_text(plain.rstrip("\n") + "\n  auto_commit: true\n")
+    for args in (["add", "-A"], ["commit", "-qm", "bench: before auto-committed moves"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+    before = git_objects_bytes(root)
+    try:
+        run = flip_moves(kitty, root, wp, runs, first)
+    finally:
+        config.write_text(plain)
+    return run, (git_objects_bytes(root) - before) / runs / 2**20
 
 
 def bench_spec_kitty(kitty: str, tmp: Path, n: int, runs: int, base: float, table: Table) -> None:
@@ -226,13 +275,23 @@ def bench_spec_kitty(kitty: str, tmp: Path, n: int, runs: int, base: float, tabl
     last = f"WP{n:02d}"
     move = flip_moves(kitty, root, last, runs)
     table.add(
-        "one move",
+        "one move, auto-commit off",
         size,
         move.ms,
         "ms",
         cpu_ms=move.cpu_ms,
         target=3 * base,
         note=f"{move.ms / base:.1f}× python",
+    )
+    committed, _ = auto_commit_moves(kitty, root, last, runs, runs)
+    table.add(
+        "one move, auto-commit on",
+        size,
+        committed.ms,
+        "ms",
+        cpu_ms=committed.cpu_ms,
+        target=None,
+        note=f"{committed.ms / base:.1f}× python (git's commit included)",
     )
 
 
@@ -259,8 +318,26 @@ def bench_kitty(kitty: str, tmp: Path, n: int, runs: int, table: Table) -> float
     if n >= 10_000:
         table.add("status/next: peak RSS", size, max(status.rss_mib, nxt.rss_mib), "MiB", 150)
     move = flip_moves(kitty, root, f"WP{n:04d}", runs)
-    table.add("one move", size, move.ms, "ms", cpu_ms=move.cpu_ms, target=None)
+    table.add("one move, auto-commit off", size, move.ms, "ms", cpu_ms=move.cpu_ms, target=None)
+    committed, growth = auto_commit_moves(kitty, root, f"WP{n:04d}", runs, runs)
+    table.add(
+        "one move, auto-commit on",
+        size,
+        committed.ms,
+        "ms",
+        cpu_ms=committed.cpu_ms,
+        target=None,
+        note=f".git grows {growth:.2f} MiB a move before `git gc`",
+    )
     fin = median_run([kitty, "finalize"], runs, root)
+    for what, run in (
+        ("status --json", status),
+        ("next --json", nxt),
+        ("one move, auto-commit off", move),
+        ("one move, auto-commit on", committed),
+        ("finalize re-run", fin),
+    ):
+        table.point(what, n, run)
     table.add(
         "finalize re-run",
         size,
@@ -500,8 +577,7 @@ def main() -> None:
         if "k10000" in wanted:
             fin[10000] = bench_kitty(kitty, tmp, 10_000, args.big_runs, table)
         if len(fin) == 2:
-            exponent = math.log(fin[10000] / fin[1000]) / math.log(10)
-            table.add("finalize growth exponent 1k→10k", "kitty", exponent, "", 1.1)
+            table.fit(1000, 10_000)
         if "sk10000" in wanted:
             bench_spec_kitty(kitty, tmp, 10_000, args.big_runs, base, table)
         if "claims" in wanted:

@@ -124,6 +124,7 @@ def move_task(ctx: click.Context, /, wp_id: str, to: str, **opts: Any) -> int:
 
     Lanes: planned claimed in_progress (doing) for_review in_review approved
     done blocked canceled. An illegal move exits 1 and names the legal targets.
+    From planned, --to doing claims and starts (two events), as in Spec Kitty.
 
     \b
     Examples:

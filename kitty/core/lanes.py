@@ -73,6 +73,18 @@ def canonical(name: str) -> str | None:
     return lane if lane in TRANSITIONS else None
 
 
+def hops(from_lane: str | None, to_lane: str) -> tuple[str, ...]:
+    """The lanes an unforced move to `to_lane` passes through, in order.
+
+    Spec Kitty's move-task walks forward lane by lane; the one walk its transition
+    table makes legal is planned -> claimed -> in_progress (`--to doing` from
+    planned: claiming and starting in one command). Every other move is one step.
+    """
+    if from_lane == PLANNED and to_lane == IN_PROGRESS:
+        return (CLAIMED, IN_PROGRESS)
+    return (to_lane,)
+
+
 def legal_targets(from_lane: str) -> list[str]:
     """Lanes reachable from `from_lane` without --force, in board order."""
     allowed = TRANSITIONS.get(from_lane, frozenset())

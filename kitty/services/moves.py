@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,8 @@ from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.limits import check_text
-from kitty.core.state import HELD, Board
-from kitty.core.transitions import MoveCheck, MoveRequest, check_move
+from kitty.core.state import HELD, Board, WPState
+from kitty.core.transitions import MoveCheck, MoveRequest, Policy, check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.services.autocommit import autocommit
@@ -168,9 +168,10 @@ def move_task(
         before = board.wps.get(wp_id)
         if before is not None and before.lane in HELD:
             outcome["holder"] = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
-        check = check_move(wp_id, before, subtasks, req, policy, mission.slug)
-        outcome["check"] = check
-        return _records(mission, wp_id, check, req, doc, written, policy_extra)
+        state, hops = _on_the_way(mission, wp_id, board, subtasks, req, policy, policy_extra)
+        check = check_move(wp_id, state, subtasks, req, policy, mission.slug)
+        outcome["check"] = replace(check, from_lane=hops[0]["from_lane"]) if hops else check
+        return hops + _records(mission, wp_id, check, req, doc, written, policy_extra)
 
     try:
         records = mission.record(build)
@@ -238,6 +239,31 @@ def _fallback_warning(
         f"{wp_id} was held by {holder}, and this move is recorded as {actor!r} (the fallback "
         "identity: no --agent, no $KITTY_AGENT); if an agent made it, pass --agent NAME"
     ]
+
+
+def _on_the_way(
+    mission: Mission,
+    wp_id: str,
+    board: Board,
+    subtasks: tuple[str, ...],
+    req: MoveRequest,
+    policy: Policy,
+    policy_extra: dict[str, Any] | None,
+) -> tuple[WPState | None, list[dict[str, Any]]]:
+    """The lanes an unforced move passes through before its target (`lanes.hops`: planned
+    -> claimed on the way to in_progress, as Spec Kitty's `--to doing`), each checked and
+    recorded like a move of its own; returns the state the last step starts from."""
+    state = board.wps.get(wp_id)
+    target = lanes.canonical(req.to_lane)
+    if req.force or state is None or target is None:
+        return state, []
+    records: list[dict[str, Any]] = []
+    for step in lanes.hops(state.lane, target)[:-1]:
+        hop = replace(req, to_lane=step, note=None)
+        check = check_move(wp_id, state, subtasks, hop, policy, mission.slug)
+        records += _records(mission, wp_id, check, hop, None, [], policy_extra)
+        state = replace(state, lane=step)
+    return state, records
 
 
 def _records(

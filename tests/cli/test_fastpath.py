@@ -194,6 +194,10 @@ WRITES = [
     ["move", "WP03", "planned", "--agent", "codex", "--note", "the tests fail"],  # a rejection
     ["move", "WP03", "approved", "--agent", "codex", "--json"],
     ["move", "WP01", "blocked", "--force", "--agent", "lead", "--note", "needs a human", "--json"],
+    ["agent", "tasks", "move-task", "WP01", "--to", "doing", "--agent", "claude", "--json"],
+    ["move", "WP01", "doing", "--agent", "claude", "--note", "on it"],  # claims, then starts
+    ["agent", "tasks", "move-task", "WP02", "--to", "doing", "--agent", "claude"],
+    ["agent", "tasks", "move-task", "WP03", "--to", "doing", "--agent", "codex"],  # a rejection
     ["next", "--agent", "codex", "--claim", "--json"],
     ["next", "--claim", "--agent", "claude"],
     ["next", "--claim", "-a", "claude", "--json", "--mission", WSLUG],

@@ -411,7 +411,10 @@ def bench_claims(kitty: str, tmp: Path, table: Table, claimers: int = 8, wps: in
 AGENT = """#!{python}
 import os, re, subprocess, sys, time
 argv = sys.argv[1:]
-prompt = sys.stdin.read() if "-" in argv else argv[argv.index("-p") + 1]
+# the prompt: on stdin (how kitty hands it to claude and codex), else after -p
+prompt = "" if sys.stdin.isatty() else sys.stdin.read()
+if not prompt and "-p" in argv:
+    prompt = argv[argv.index("-p") + 1]
 time.sleep(float(os.environ.get("BENCH_AGENT_SECONDS", "1")))
 mission = re.search(r"--mission (\\S+)", prompt).group(1)
 role, wp = re.search(r"^# (Implement|Fix|Review) (WP\\d+)", prompt, re.M).groups()

@@ -1,6 +1,7 @@
 """How long `kitty mcp` takes from spawn to answering `initialize`, and to listing its tools.
 
-    python benchmarks/mcp_startup.py [-n RUNS] [--repo DIR]
+    python benchmarks/mcp_startup.py [-n RUNS] [--repo DIR] [--kitty PATH]
+    python benchmarks/mcp_startup.py --smoke     # one run: does it work? (run by the tests)
 
 (`PYTHONPATH=/path/to/other/checkout python benchmarks/mcp_startup.py` times another
 version of kitty with the same interpreter and SDK.)
@@ -36,6 +37,10 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
+#: How kitty is started: `python -m kitty` with this interpreter, or --kitty PATH.
+KITTY = [sys.executable, "-m", "kitty"]
+
+
 def make_repo(parent: Path) -> Path:
     repo = parent / "repo"
     repo.mkdir()
@@ -56,7 +61,7 @@ def make_repo(parent: Path) -> Path:
         "-m",
         "i",
     )
-    kitty = [sys.executable, "-m", "kitty"]
+    kitty = KITTY
     run(*kitty, "init")
     run(*kitty, "mission", "create", "bench")
     for i in range(1, 6):
@@ -68,7 +73,7 @@ def make_repo(parent: Path) -> Path:
 def once(repo: Path) -> tuple[float, float]:
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kitty", "-C", str(repo), "mcp"],
+        [*KITTY, "-C", str(repo), "mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -95,7 +100,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=10)
     parser.add_argument("--repo", type=Path)
+    parser.add_argument("--kitty", help="the kitty executable to time (default: python -m kitty)")
+    parser.add_argument("--smoke", action="store_true", help="one run: does it work?")
     args = parser.parse_args()
+    if args.kitty:
+        KITTY[:] = [args.kitty]
+    if args.smoke:
+        args.n = 1
     with tempfile.TemporaryDirectory() as tmp:
         repo = args.repo or make_repo(Path(tmp))
         once(repo)  # warm-up: page cache, .pyc files

@@ -78,7 +78,11 @@ def test_mission_create_initial_commit(tmp_path: Path) -> None:
 
 def _readme_flow(root: Path) -> None:
     ok(root, "mission", "create", "checkout-flow", "--title", "Checkout", "--target-branch", "main")
-    ok(root, "wp", "add", "--title", "Cart API", "--owns", "src/cart/**", "--subtasks", "1")
+    ok(
+        root,
+        *("wp", "add", "--title", "Cart API", "--owns", "src/cart/**"),
+        *("--objective", "A REST API for the items of a cart", "--subtask", "Routes"),
+    )
     ok(root, "finalize")
     run = ok(root, "agent", "action", "implement", "WP01", "--agent", "claude")
     assert "Workspace: cd " in run.out

@@ -143,12 +143,12 @@ def attach(group: click.Group) -> None:
                 param._custom_shell_complete = completer
 
 
-def script(shell: str, prog_name: str = "kitty") -> str:
+def script(shell: str, root: click.Command, prog_name: str = "kitty") -> str:
+    """The completion script of `root` (the command group being run: passed in, never
+    imported from the cli module, which imports this package)."""
     from click.shell_completion import get_completion_class
-
-    from kitty.cli import cli
 
     cls = get_completion_class(shell)
     if cls is None:  # pragma: no cover - SHELLS are all built into click
         raise click.BadParameter(shell)
-    return cls(cli, {}, prog_name, COMPLETE_VAR).source()
+    return cls(root, {}, prog_name, COMPLETE_VAR).source()

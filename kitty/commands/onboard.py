@@ -43,7 +43,8 @@ def completion(shell: str) -> int:
     """
     from kitty.commands.completion import script
 
-    click.echo(script(shell), nl=False)
+    root = click.get_current_context().find_root().command
+    click.echo(script(shell, root), nl=False)
     return 0
 
 

@@ -34,9 +34,13 @@ SOURCES = (
     "LICENSE",
     "MANIFEST.in",
     "CHANGELOG.md",
+    "ARCHITECTURE.md",
     "Makefile",
 )
-_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".pytest_cache")
+# node_modules: the real agent CLIs tests/agents installs (over 1 GB; not in the sdist)
+_IGNORE = shutil.ignore_patterns(
+    "__pycache__", "*.pyc", "*.egg-info", ".pytest_cache", "node_modules"
+)
 
 
 def _env() -> dict[str, str]:

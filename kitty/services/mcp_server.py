@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from kitty.core import lanes as _lanes
+
 INSTRUCTIONS = (
     "kitty tracks this repository's work packages (WPs). Loop: call `next` with your agent "
     "name and claim=true; do what `action` says (implement/review return your prompt and "
@@ -29,17 +31,12 @@ INSTRUCTIONS = (
 #: The handshake revisions this server speaks, oldest first: it answers the client's own
 #: when listed, else the newest.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LANES = (
-    "planned",
-    "claimed",
-    "in_progress",
-    "doing",
-    "for_review",
-    "in_review",
-    "approved",
-    "done",
-    "blocked",
-    "canceled",
+#: The lane enum of `move.to` and `wp_search.lane`: kitty's lanes with `doing` beside
+#: `in_progress` (the alias Spec Kitty's skills use).
+LANES = tuple(
+    name
+    for lane in _lanes.LANES
+    for name in (lane, *(alias for alias, to in _lanes.ALIASES.items() if to == lane))
 )
 
 

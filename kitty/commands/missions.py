@@ -166,7 +166,8 @@ def wp_add(
         f"added {result['wp_id']}: {result['path']}\n  depends on {deps}; "
         f"subtasks {tasks}\n"
         + (
-            f"write the objective and subtasks over the template text at lines "
+            f"write the objective and subtasks over the template text at "
+            f"line{'s' if len(result['placeholders']) > 1 else ''} "
             f"{', '.join(map(str, result['placeholders']))} of that file (finalize refuses it)\n"
             if result["placeholders"]
             else ""

@@ -9,7 +9,8 @@ version of kitty with the same interpreter and SDK.)
 Starts `python -m kitty -C REPO mcp` RUNS times (default 10, after one warm-up) in a
 repository with a small finalized mission (made in a temporary directory unless --repo),
 sends the MCP `initialize` request over stdin, and measures the wall time until its answer
-arrives; then `tools/list`. Prints min / median / max in milliseconds. Quote the median.
+arrives; then `tools/list`. Prints a table of min / median / max in milliseconds. Quote
+the median.
 """
 
 from __future__ import annotations
@@ -111,14 +112,16 @@ def main() -> None:
         repo = args.repo or make_repo(Path(tmp))
         once(repo)  # warm-up: page cache, .pyc files
         runs = [once(repo) for _ in range(args.n)]
+    print("| kitty mcp, from spawn to | min | median | max | runs |")
+    print("|---|---:|---:|---:|---:|")
     for label, values in (
-        ("initialize", [r[0] for r in runs]),
-        ("tools/list", [r[1] for r in runs]),
+        ("`initialize` answered", [r[0] for r in runs]),
+        ("`tools/list` answered", [r[1] for r in runs]),
     ):
         ms = sorted(1000 * v for v in values)
         print(
-            f"{label:<11} min {ms[0]:.0f} ms  median {statistics.median(ms):.0f} ms  "
-            f"max {ms[-1]:.0f} ms  ({args.n} runs)"
+            f"| {label} | {ms[0]:.0f} ms | {statistics.median(ms):.0f} ms | "
+            f"{ms[-1]:.0f} ms | {args.n} |"
         )
 
 

@@ -177,7 +177,9 @@ def _serve(
     def ready(url: str) -> None:
         slug = server.hub.default_mission
         mode = "edits allowed from this page" if edit else "read-only"
-        click.echo(f"kitty board: {url}?mission={slug}  ({mode}, live; ^C stops)")
+        from kitty.core.printable import printable
+
+        click.echo(printable(f"kitty board: {url}?mission={slug}  ({mode}, live; ^C stops)"))
         sys.stdout.flush()
 
     serve(server, ready)

@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from kitty.adapters import eventlog, layout
+from kitty.core.printable import printable
 from kitty.errors import KittyError, UsageError
 from kitty.services import webboard
 from kitty.services.workspace import Mission
@@ -346,7 +347,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         why = self._refusal()
         if why is not None:
-            print(f"kitty board: refused an edit: {why}", file=sys.stderr)
+            # `why` repeats request headers: shown inert on the terminal running the server
+            print(f"kitty board: refused an edit: {printable(why)}", file=sys.stderr)
             self.close_connection = True
             self._json(HTTPStatus.FORBIDDEN, {"code": "forbidden", "message": why, "hint": ""})
             return

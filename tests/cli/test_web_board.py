@@ -606,3 +606,29 @@ def test_a_stream_of_a_mission_that_goes_away_is_closed_quietly(
         conn.close()
         assert get(server, "/healthz")[0] == 200
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_refused_edit_is_logged_inert(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The refusal line repeats request headers (here Sec-Fetch-Site): a local page that
+    sends escape sequences in them must not reach the terminal running the server raw."""
+    make_mission(repo, wps=WPS)
+    server = webserve.make_server(repo, None, "127.0.0.1", 0, allow_remote=False, edit=True)
+    with running_server(server):
+        port = server.server_address[1]
+        token = page_data(get(server, "/")[2])["edit"]["token"]
+        body = json.dumps({"wp": "WP01", "to": "claimed"}).encode()
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(
+            b"POST /api/move HTTP/1.1\r\n"
+            + f"Host: 127.0.0.1:{port}\r\nOrigin: http://127.0.0.1:{port}\r\n".encode()
+            + f"X-Kitty-Token: {token}\r\nContent-Type: application/json\r\n".encode()
+            + b"Sec-Fetch-Site: cross\x1b]0;pwned\x07\x1b[2J-site\r\n"
+            + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        assert sock.recv(64).startswith(b"HTTP/1.1 403")
+        sock.close()
+    err = capsys.readouterr().err
+    assert "refused an edit" in err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "\\x1b" in err

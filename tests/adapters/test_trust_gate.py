@@ -87,7 +87,7 @@ def test_a_never_trusted_repository_is_refused_naming_the_keys(project: Path) ->
         ".kittify/config.yaml defines commands kitty would run, not trusted: "
         "agents.commands.mine, review.test_command"
     )
-    with pytest.raises(Untrusted, match="not trusted: agents.commands.mine$"):
+    with pytest.raises(Untrusted, match=r"not trusted: agents\.commands\.mine$"):
         trust.require(project, BASE, used=["agents.commands.mine"])
     view = trust.status(project, BASE)
     assert (view["trusted"], view["changed"], view["needed"]) == (False, False, True)

@@ -7,6 +7,7 @@ kitty/adapters/contain.py (the CLI tests in tests/cli/test_security.py cover the
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -34,11 +35,13 @@ def test_a_symlinked_folder_anywhere_below_the_repository_is_refused(
     target = root / "kitty-specs" / "m" / "tasks" / "status.events.jsonl"
     with pytest.raises(UnsafePath) as caught:
         contain.check(target)
-    message = str(caught.value)
-    # the user is told which component is the link and where it points
-    assert f"refusing to use {root / 'kitty-specs' / 'm' / 'tasks'}, a symbolic link" in message
-    assert f"(to {outside})" in message
-    assert "replace the link" in caught.value.hint
+    # the user is told which component is the link, where it points, and what to do
+    link = root / "kitty-specs" / "m" / "tasks"
+    assert str(caught.value) == f"refusing to use {link}, a symbolic link (to {outside})"
+    assert caught.value.hint == (
+        "kitty never reads or writes mission state through symbolic links; "
+        "replace the link with a regular file or directory (see `kitty doctor`)"
+    )
     with pytest.raises(UnsafePath):
         contain.read_text(target)
 
@@ -48,10 +51,16 @@ def test_a_symlinked_last_component_is_refused_by_every_reader(root: Path, tmp_p
     secret.write_text("export SECRET=1\n")
     link = root / "kitty-specs" / "m" / "status.events.jsonl"
     link.symlink_to(secret)
-    for read in (contain.check, contain.read_bytes, contain.check_final):
+    never = "kitty never reads or writes mission state through symbolic links; "
+    for read, replace in [
+        (contain.check, "a regular file or directory"),
+        (contain.read_bytes, "a regular file or directory"),
+        (contain.check_final, "a regular file"),
+    ]:
         with pytest.raises(UnsafePath) as caught:
             read(link)
-        assert str(link) in str(caught.value)
+        assert str(caught.value) == f"refusing to use {link}, a symbolic link (to {secret})"
+        assert caught.value.hint == f"{never}replace the link with {replace} (see `kitty doctor`)"
     assert secret.read_text() == "export SECRET=1\n"
 
 
@@ -118,8 +127,14 @@ def test_large_files_are_read_whole(root: Path) -> None:
 def test_a_folder_where_a_file_should_be_is_reported_as_a_folder(root: Path) -> None:
     folder = root / "kitty-specs" / "m" / "status.json"
     folder.mkdir()
-    with pytest.raises(IsADirectoryError):
+    with pytest.raises(IsADirectoryError) as caught:
         contain.read_bytes(folder)
+    # callers report it like any OS error: errno, "Is a directory", the file
+    assert (caught.value.errno, caught.value.strerror, caught.value.filename) == (
+        errno.EISDIR,
+        "Is a directory",
+        str(folder),
+    )
 
 
 def test_a_fifo_is_refused_without_blocking(root: Path) -> None:
@@ -127,8 +142,10 @@ def test_a_fifo_is_refused_without_blocking(root: Path) -> None:
     os.mkfifo(fifo)
     fd = os.open(fifo, os.O_RDWR)  # a writer, so that opening the fifo cannot block the test
     try:
-        with pytest.raises(UnsafePath, match="not a regular file"):
+        with pytest.raises(UnsafePath) as caught:
             contain.open_regular(fifo)
+        assert str(caught.value) == f"refusing to read {fifo}: not a regular file"
+        assert caught.value.hint == "mission files must be regular files; replace it"
     finally:
         os.close(fd)
 
@@ -141,3 +158,32 @@ def test_the_descriptor_handed_out_reads_the_file(root: Path) -> None:
         assert os.read(fd, 100) == b"hello"
     finally:
         os.close(fd)
+
+
+def test_a_final_symlink_outside_the_repository_is_not_followed_either(tmp_path: Path) -> None:
+    """Files outside every trusted root (a feedback file in /tmp) are still opened without
+    following a final symlink: the link is refused, its target never read."""
+    secret = tmp_path / "secret"
+    secret.write_text("key\n")
+    link = tmp_path / "feedback.md"
+    link.symlink_to(secret)
+    assert contain.symlink_problem(link) is None  # not repository content
+    with pytest.raises(UnsafePath) as caught:
+        contain.read_bytes(link)
+    assert str(caught.value) == f"refusing to use {link}, a symbolic link"
+    assert caught.value.hint == "replace the link with a regular file (see `kitty doctor`)"
+    dangling = tmp_path / "dangling.md"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UnsafePath):
+        contain.read_bytes(dangling)
+    with pytest.raises(FileNotFoundError):  # a missing file is not a link problem
+        contain.read_bytes(tmp_path / "missing.md")
+
+
+def test_a_loop_of_links_in_a_folder_is_the_os_error_not_a_link_claim(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError) as caught:
+        contain.read_bytes(loop / "file.md")
+    assert caught.value.errno == errno.ELOOP
+    assert not isinstance(caught.value, UnsafePath)

@@ -1,4 +1,4 @@
-"""`make mutation`: mutmut over kitty/core and the write path, one module at a time.
+"""`make mutation`: mutmut over kitty/core, the write path, the security, team and cache code.
 
 Each module listed in mutation/modules.toml is mutated in its own scratch copy
 (.mutation/<module>/), with only the tests listed for it; mutmut then runs, for

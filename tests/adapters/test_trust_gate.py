@@ -204,3 +204,147 @@ def test_an_unwritable_config_folder_is_an_error_not_a_traceback(project: Path) 
             trust.record(project, BASE)
     finally:
         folder.chmod(0o700)
+
+
+def test_a_trust_recorded_by_any_kitty_version_stays_valid(project: Path) -> None:
+    """The digest is the sha256 of the canonical JSON (sorted keys, no spaces, UTF-8 as is,
+    other values as text): pinned, so an upgrade never silently voids or forges a trust."""
+    import datetime as dt
+    import hashlib
+
+    commands = {
+        "agents.commands.mine": ["agent-é", "{prompt}"],
+        "z": {"b": 1, "a": dt.date(2026, 1, 2)},
+    }
+    canonical = '{"agents.commands.mine":["agent-é","{prompt}"],"z":{"a":"2026-01-02","b":1}}'
+    assert trust.digest(commands) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_a_non_mapping_commands_value_is_gated_as_one_key(project: Path) -> None:
+    first = {"agents": {"commands": "sh -c one"}}
+    assert trust.status(project, first)["commands"] == {"agents.commands": "sh -c one"}
+    trust.record(project, first)
+    trust.require(project, first)
+    with pytest.raises(Untrusted):
+        trust.require(project, {"agents": {"commands": "sh -c two"}})
+
+
+def test_the_messages_say_exactly_what_to_do(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trust.record(project, BASE)
+    with pytest.raises(Untrusted) as caught:
+        trust.require(project, CHANGES["an agent's argv"], used=["agents.commands.mine"])
+    assert str(caught.value) == (
+        ".kittify/config.yaml defines commands kitty would run, changed since you trusted them: "
+        "agents.commands.mine"
+    )
+    assert caught.value.hint == "review them with `kitty trust --show`, then run `kitty trust`"
+    view = trust.status(project, BASE)
+    assert (view["repo"], view["config"], view["trust_file"]) == (
+        str(project.resolve()),
+        ".kittify/config.yaml",
+        str(trust.trust_file()),
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(project / ".config"))
+    with pytest.raises(EnvironmentProblem) as inside:
+        trust.record(project, BASE)
+    assert str(inside.value) == (
+        f"the trust file {trust.trust_file()} is inside the repository {project.resolve()}"
+    )
+    assert inside.value.hint == (
+        "set XDG_CONFIG_HOME (or HOME) to a directory outside the repository"
+    )
+
+
+def test_trusting_a_changed_config_reports_it_trusted_and_unchanged(project: Path) -> None:
+    trust.record(project, BASE)
+    changed = CHANGES["a new agent"]
+    assert trust.status(project, changed)["changed"] is True
+    done = trust.record(project, changed)
+    assert (done["action"], done["trusted"], done["changed"]) == ("trusted", True, False)
+    trust.require(project, changed)
+
+
+def test_the_trust_file_is_private_readable_and_stamped_in_utc(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    monkeypatch.setenv("TZ", "Asia/Kathmandu")  # +05:45: a local stamp would be hours off
+    time.tzset()
+    try:
+        before = datetime.now(UTC).replace(microsecond=0)
+        trust.record(project, BASE)
+        after = datetime.now(UTC)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    path = trust.trust_file()
+    folder = path.parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    # the lock lives beside the file, nothing else is left there
+    assert sorted(p.name for p in folder.iterdir()) == ["trust.json", "trust.json.lock"]
+    data = json.loads(path.read_text())
+    assert sorted(data) == ["repos", "schema"]
+    # a stable, reviewable format: sorted keys, two-space indent, final newline
+    assert path.read_text() == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    stamp = datetime.strptime(
+        data["repos"][str(project.resolve())]["trusted_at"], "%Y-%m-%dT%H:%M:%SZ"
+    ).replace(tzinfo=UTC)
+    assert before <= stamp <= after
+
+
+def test_an_old_trust_file_without_schema_gets_one(project: Path) -> None:
+    path = trust.trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"repos": {}}')
+    trust.record(project, BASE)
+    assert json.loads(path.read_text())["schema"] == trust.SCHEMA
+
+
+def test_a_full_disk_keeps_the_old_trust_and_leaves_no_temp_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    trust.record(project, BASE)
+    path = trust.trust_file()
+    before = path.read_text()
+    written: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:  # where the new content is written, before the rename
+        written.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    def full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(EnvironmentProblem) as caught:
+        trust.record(project, CHANGES["a new agent"])
+    assert str(caught.value) == f"cannot write {path}: No space left on device"
+    assert caught.value.hint == ""
+    assert path.read_text() == before
+    # written next to trust.json (so the rename is atomic), and removed after the failure
+    assert [Path(w).parent for w in written] == [path.parent]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["trust.json", "trust.json.lock"]
+
+
+def test_a_temp_file_that_cannot_be_created_is_an_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import tempfile
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", denied)
+    with pytest.raises(EnvironmentProblem) as caught:
+        trust.record(project, BASE)
+    assert str(caught.value) == f"cannot write {trust.trust_file()}: Permission denied"
+    assert caught.value.hint == ""

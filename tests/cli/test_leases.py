@@ -212,6 +212,7 @@ def test_foreign_holds_relabels_only_the_same_name_on_another_machine() -> None:
         held("WP06", lane=lanes.IN_PROGRESS, agent="claude", machine="laptop-a"),
     )
     board.wps["WP07"] = WPState("WP07", lane=lanes.PLANNED)
+    board.wps["WP08"] = held("WP08", lane=lanes.IN_REVIEW, agent="codex", machine="laptop-a")
     leases.foreign_holds(board, "claude", "laptop-b")
     got = {w: (st.agent, st.implementer, st.reviewer) for w, st in board.wps.items()}
     assert got == {
@@ -222,4 +223,21 @@ def test_foreign_holds_relabels_only_the_same_name_on_another_machine() -> None:
         "WP05": ("claude", "claude", None),
         "WP06": ("claude@laptop-a", "claude@laptop-a", None),
         "WP07": (None, None, None),
+        "WP08": ("codex", None, "codex"),  # another agent's review is left alone
     }
+
+
+def test_every_expired_lease_is_found_whatever_comes_before_it(repo: Path) -> None:
+    """WPs without a lease, or held by the caller itself, do not stop the search."""
+    mission = mission_with(repo)
+    late = T0 + 3600 * SEC
+    free = WPState("WP01", lane=lanes.PLANNED)
+    found = leases.reclaim_expired(
+        mission, "bob", board_of(free, held("WP02", agent="carol")), late, LEASE
+    )
+    assert found is not None and found[0].wp_id == "WP02"
+    own = held("WP01", agent="bob", machine="laptop-b")
+    found = leases.reclaim_expired(
+        mission, "bob", board_of(own, held("WP02", agent="carol")), late, LEASE
+    )
+    assert found is not None and found[0].wp_id == "WP02"

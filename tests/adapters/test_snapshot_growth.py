@@ -1,0 +1,77 @@
+"""What the board snapshot is for: after a command appends to the log, the next read
+parses only the appended lines, and gives what a full replay gives. A torn last line
+or a rewritten log is always read in full. (In-process, for `make mutation`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kitty.adapters import snapshots
+from kitty.services.workspace import Mission
+from tests.helpers import make_mission, ok
+
+WPS = [{"wp_id": "WP01", "title": "One"}, {"wp_id": "WP02", "title": "Two"}]
+
+
+def full_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = snapshots._full
+
+    def counted(data: bytes) -> tuple[snapshots.LogState, set[str], int]:
+        calls.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(snapshots, "_full", counted)
+    return calls
+
+
+def board_text(state: snapshots.LogState) -> str:
+    return repr(sorted((w, st.lane, st.agent) for w, st in state.board.wps.items()))
+
+
+def test_an_appended_event_is_folded_without_a_full_replay(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    snapshots.read_log(mission.events_path, mission.cache_dir)  # builds the snapshot
+    ok(repo, "next", "--agent", "claude", "--claim")  # appends a claim
+    calls = full_only(monkeypatch)
+    grown = snapshots.read_log(mission.events_path, mission.cache_dir)
+    assert calls == []  # only the tail was parsed
+    plain = snapshots.read_log(mission.events_path, None)
+    assert board_text(grown) == board_text(plain)
+    assert "claimed" in board_text(grown)
+    assert grown.warnings == plain.warnings
+
+
+def test_a_torn_last_line_is_read_in_full_and_reported(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    snapshots.read_log(mission.events_path, mission.cache_dir)
+    with mission.events_path.open("ab") as handle:
+        handle.write(b'{"event_id": "torn", "kind"')
+    calls = full_only(monkeypatch)
+    state = snapshots.read_log(mission.events_path, mission.cache_dir)
+    assert len(calls) == 1
+    assert state.unterminated
+    assert state.unterminated == snapshots.read_log(mission.events_path, None).unterminated
+
+
+def test_a_missing_or_foreign_id_list_means_a_full_replay(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    snapshots.read_log(mission.events_path, mission.cache_dir)
+    ids = mission.cache_dir / "ids.pickle"
+    ids.write_bytes(b"not a pickle")
+    ok(repo, "next", "--agent", "claude", "--claim")
+    calls = full_only(monkeypatch)
+    state = snapshots.read_log(mission.events_path, mission.cache_dir)
+    assert len(calls) == 1
+    assert board_text(state) == board_text(snapshots.read_log(mission.events_path, None))

@@ -75,3 +75,40 @@ def test_a_missing_or_foreign_id_list_means_a_full_replay(
     state = snapshots.read_log(mission.events_path, mission.cache_dir)
     assert len(calls) == 1
     assert board_text(state) == board_text(snapshots.read_log(mission.events_path, None))
+
+
+def test_a_large_log_rewritten_in_place_is_never_served_from_the_cache(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size, same mtime, one byte changed in a sampled block of a 200 KiB log: the
+    snapshot is not used (the log is read in full)."""
+    import os
+
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    path = mission.events_path
+    with path.open("ab") as handle:
+        for index in range(1600):
+            handle.write(b'{"kind": "padding", "n": %d, "pad": "%s"}\n' % (index, b"a" * 100))
+    snapshots.read_log(path, mission.cache_dir)  # builds the snapshot
+    data = bytearray(path.read_bytes())
+    end = len(data)
+    assert end > 200_000
+    step = (end - snapshots.BLOCK) // snapshots.SAMPLES
+    where = data.index(b"a", 8 * step)  # the first padding byte of the ninth sampled block
+    assert where < 8 * step + 200
+    data[where : where + 1] = b"b"
+    before = path.stat()
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    calls = full_only(monkeypatch)
+    snapshots.read_log(path, mission.cache_dir)
+    assert calls == [end]
+    # and the last block is always compared
+    calls.clear()
+    data[-20:-19] = b"b" if data[-20:-19] != b"b" else b"c"
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    snapshots.read_log(path, mission.cache_dir)
+    assert calls == [end]

@@ -112,3 +112,32 @@ def test_a_large_log_rewritten_in_place_is_never_served_from_the_cache(
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     snapshots.read_log(path, mission.cache_dir)
     assert calls == [end]
+
+
+def test_kitty_no_cache_writes_and_reads_no_snapshot(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    monkeypatch.setenv("KITTY_NO_CACHE", "1")
+    snapshots.read_log(mission.events_path, mission.cache_dir)
+    assert not (mission.cache_dir / "board.pickle").exists()
+
+
+def test_a_symlinked_cache_folder_is_never_used(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kitty.adapters import contain
+
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    contain.trust(repo, mission.cache_dir.parent)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    import shutil
+
+    shutil.rmtree(mission.cache_dir, ignore_errors=True)
+    mission.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    mission.cache_dir.symlink_to(outside)
+    snapshots.read_log(mission.events_path, mission.cache_dir)
+    assert list(outside.iterdir()) == []

@@ -141,3 +141,42 @@ def test_a_symlinked_cache_folder_is_never_used(
     mission.cache_dir.symlink_to(outside)
     snapshots.read_log(mission.events_path, mission.cache_dir)
     assert list(outside.iterdir()) == []
+
+
+def test_a_resaved_snapshot_keeps_line_numbers_and_is_used_next_time(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sprint re-saves the snapshot after every few appended bytes: the next read
+    must still fold only the new tail, and report a bad line with its real number."""
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    path = mission.events_path
+    snapshots.read_log(path, mission.cache_dir)
+    ok(repo, "next", "--agent", "claude", "--claim")
+    snapshots.read_log(path, mission.cache_dir, resave_tail=0)  # grown, then re-saved
+    ok(repo, "next", "--agent", "codex", "--claim")
+    calls = full_only(monkeypatch)
+    grown = snapshots.read_log(path, mission.cache_dir)
+    assert calls == []
+    assert board_text(grown) == board_text(snapshots.read_log(path, None))
+    with path.open("ab") as handle:
+        handle.write(b"not json\n")
+    cached = snapshots.read_log(path, mission.cache_dir)
+    plain = snapshots.read_log(path, None)
+    assert [str(w) for w in cached.warnings] == [str(w) for w in plain.warnings]
+    assert cached.warnings
+
+
+def test_an_append_within_the_same_mtime_tick_is_not_missed(repo: Path) -> None:
+    import os
+
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    path = mission.events_path
+    snapshots.read_log(path, mission.cache_dir)
+    before = path.stat()
+    ok(repo, "next", "--agent", "claude", "--claim")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    cached = snapshots.read_log(path, mission.cache_dir)
+    assert "claimed" in board_text(cached)
+    assert board_text(cached) == board_text(snapshots.read_log(path, None))

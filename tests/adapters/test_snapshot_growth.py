@@ -180,3 +180,21 @@ def test_an_append_within_the_same_mtime_tick_is_not_missed(repo: Path) -> None:
     cached = snapshots.read_log(path, mission.cache_dir)
     assert "claimed" in board_text(cached)
     assert board_text(cached) == board_text(snapshots.read_log(path, None))
+
+
+def test_a_large_log_that_grew_is_folded_from_its_tail(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past 68 KiB the prefix is fingerprinted by samples: appending must not disturb them."""
+    make_mission(repo, wps=WPS)
+    mission = Mission.open(repo, None)
+    path = mission.events_path
+    with path.open("ab") as handle:
+        for index in range(1600):
+            handle.write(b'{"kind": "padding", "n": %d, "pad": "%s"}\n' % (index, b"a" * 100))
+    snapshots.read_log(path, mission.cache_dir)
+    ok(repo, "next", "--agent", "claude", "--claim")
+    calls = full_only(monkeypatch)
+    grown = snapshots.read_log(path, mission.cache_dir)
+    assert calls == []
+    assert board_text(grown) == board_text(snapshots.read_log(path, None))

@@ -53,7 +53,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check kitty tests benchmarks mutation
 	$(BIN)/mypy
 
-mutation: $(STAMP)  ## mutation score of kitty/core and the write path (~1 h; MODULES=word picks some)
+mutation: $(STAMP)  ## mutation score of kitty/core, the write path, security, team and cache code (~1 h; MODULES=word picks some)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mutation]'
 	nice -n 15 $(BIN)/python mutation/run.py $(MODULES)
 

@@ -40,10 +40,6 @@ def _root_of(path: str) -> str | None:
     return None
 
 
-def _show(path: str, root: str) -> str:
-    return os.path.relpath(path, os.path.dirname(root)) if root else path
-
-
 def symlink_problem(path: Path) -> str | None:
     """A one-line description of the first symlinked component below its root, or None."""
     full = os.path.abspath(path)

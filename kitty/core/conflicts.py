@@ -8,6 +8,7 @@ allow, or a self-approval. It stays open until someone states the intended lane:
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from kitty.core.state import Board, Conflict
@@ -25,7 +26,7 @@ def resolve_commands(conflict: Conflict, mission: str, lane: str | None = None) 
         who = conflict.agent or "NAME"
         commands.append(
             f"kitty agent tasks move-task {wp} --mission {mission} --to {conflict.to_lane} "
-            f'--force --agent {who} --note "resolve conflict: <why this move wins>"'
+            f'--force --agent {shlex.quote(who)} --note "resolve conflict: <why this move wins>"'
         )
     return commands
 

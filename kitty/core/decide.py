@@ -7,6 +7,7 @@ wait (something is moving) or blocked (nothing can move without a human).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,6 +27,10 @@ from kitty.core.transitions import (
     cycles_since_arbiter,
     halted,
 )
+
+#: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
+#: every printed command so it runs as printed.
+_q = shlex.quote
 
 IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
 ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
@@ -139,8 +144,8 @@ def cycle_label(st: WPState, max_cycles: int) -> str | None:
 
 def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
     if verb == REVIEW and ctx.panel:
-        return f"kitty review run {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
-    return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {ctx.agent}"
+        return f"kitty review run {wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)}"
+    return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)}"
 
 
 def _remark(ctx: Context, w: str) -> str:
@@ -261,7 +266,7 @@ def _answer_choices(ctx: Context, w: str) -> list[dict[str, Any]]:
                     "label": f"answer {q['id']} ({q['question']}): {label}",
                     "commands": [
                         f"kitty review answer {w} --mission {ctx.mission} "
-                        f"--answer {shlex.quote(pair)} --agent {ctx.agent}"
+                        f"--answer {shlex.quote(pair)} --agent {_q(ctx.agent)}"
                     ],
                     "fill": {},
                 }
@@ -281,7 +286,7 @@ def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
                 "label": "run one more panel round",
                 "commands": [
                     f"kitty review answer {w} --mission {ctx.mission} --continue "
-                    f"--agent {ctx.agent}"
+                    f"--agent {_q(ctx.agent)}"
                 ],
                 "fill": {},
             }
@@ -290,7 +295,7 @@ def _halt_decision(ctx: Context, w: str, st: WPState) -> Decision:
     choices.append(
         {
             "label": "run the review panel again from round 1",
-            "commands": [f"kitty review run {w} --mission {ctx.mission} --agent {ctx.agent}"],
+            "commands": [f"kitty review run {w} --mission {ctx.mission} --agent {_q(ctx.agent)}"],
             "fill": {},
         }
     )
@@ -341,7 +346,7 @@ def _takeover(ctx: Context, w: str, why: str) -> Decision:
         w,
         cycle_label(st, ctx.max_cycles),
         [
-            f"kitty agent action review {w} --mission {ctx.mission} --agent {ctx.agent} "
+            f"kitty agent action review {w} --mission {ctx.mission} --agent {_q(ctx.agent)} "
             f'--takeover --note "{note}"'
         ],
         lane=ctx.wp_lane.get(w),
@@ -590,7 +595,7 @@ def _waiting(
     blockers += [f"{w} is not finalized" for w in unfinalized]
     commands = [f"kitty status --mission {ctx.mission}"]
     if movable:
-        commands.append(f"kitty next --agent {ctx.agent} --mission {ctx.mission}")
+        commands.append(f"kitty next --agent {_q(ctx.agent)} --mission {ctx.mission}")
         return Decision(
             WAIT,
             "nothing is ready for you yet; other work is in flight",
@@ -605,7 +610,9 @@ def _waiting(
         choices.append(
             {
                 "label": f"unblock {w} once a human has decided (back to planned)",
-                "commands": [f"kitty move {w} planned --mission {ctx.mission} --agent {ctx.agent}"],
+                "commands": [
+                    f"kitty move {w} planned --mission {ctx.mission} --agent {_q(ctx.agent)}"
+                ],
                 "fill": {},
             }
         )

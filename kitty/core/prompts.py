@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -9,6 +10,10 @@ import yaml
 
 from kitty.core import placeholders
 from kitty.core.model import WorkPackage
+
+#: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
+#: every printed command so it runs as printed.
+_q = shlex.quote
 
 
 @dataclass(frozen=True)
@@ -98,11 +103,11 @@ def implement_prompt(ctx: PromptContext) -> str:
     step = 2
     if wp.subtasks:
         out.append(
-            f"{step}. `{_cmd(ctx, f'mark-status {tasks}')} --status done --agent {ctx.agent}`"
+            f"{step}. `{_cmd(ctx, f'mark-status {tasks}')} --status done --agent {_q(ctx.agent)}`"
         )
         step += 1
     out.append(
-        f"{step}. `{_cmd(ctx, f'move-task {wp.wp_id}')} --to for_review --agent {ctx.agent} "
+        f"{step}. `{_cmd(ctx, f'move-task {wp.wp_id}')} --to for_review --agent {_q(ctx.agent)} "
         f'--note "Ready for review: <summary>"`'
     )
     return "\n".join(out) + "\n"
@@ -162,17 +167,17 @@ def review_prompt(ctx: PromptContext) -> str:
         "",
         "Approve:",
         "",
-        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to approved --agent {ctx.agent} "
+        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to approved --agent {_q(ctx.agent)} "
         '--note "Review passed: <summary>"',
         "",
         "Reject (write what must change to a file first):",
         "",
-        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to planned --agent {ctx.agent} "
+        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to planned --agent {_q(ctx.agent)} "
         "--review-feedback-file <feedback.md>",
         "",
         "Or submit structured findings (see `kitty review schema`):",
         "",
-        f"    kitty review submit {wp.wp_id} --mission {ctx.mission} --agent {ctx.agent} "
+        f"    kitty review submit {wp.wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)} "
         "--findings <findings.json>",
         "",
     ]

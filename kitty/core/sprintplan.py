@@ -216,7 +216,7 @@ def halt_message(
         "Options:\n"
         f"{option_a}"
         f"  b) Switch reviewer:\n     kitty agent action review {wp_id} --mission "
-        f"{slug} --agent {other}\n"
+        f"{slug} --agent {shlex.quote(other)}\n"
         "  c) Proceed with self-review -- WARNING: no independent review:\n"
         f"     {fallback}"
     )

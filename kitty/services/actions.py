@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -425,7 +426,7 @@ def review(
                 raise GuardRefused(
                     f"cannot review {wp_id}: it is in_review by {st.reviewer}",
                     f"if {st.reviewer} is no longer reviewing it: kitty agent action review "
-                    f"{wp_id} --mission {mission.slug} --agent {who} --takeover "
+                    f"{wp_id} --mission {mission.slug} --agent {shlex.quote(who)} --takeover "
                     '--note "why you take it over"',
                 )
             why = note if takeover else f"reviewer {st.reviewer} is no longer running ({gone})"

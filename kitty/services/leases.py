@@ -9,6 +9,7 @@ names the previous holder and machine, then a normal claim, in one atomic push.
 
 from __future__ import annotations
 
+import shlex
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +113,9 @@ def reclaim_expired(
         decide.REVIEW if review else decide.IMPLEMENT,
         f"{wp_id}: {why}",
         wp_id,
-        commands=[f"kitty agent action {verb} {wp_id} --mission {mission.slug} --agent {who}"],
+        commands=[
+            f"kitty agent action {verb} {wp_id} --mission {mission.slug} --agent {shlex.quote(who)}"
+        ],
         mission=mission.slug,
         claimed=True,
     )

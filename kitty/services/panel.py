@@ -450,7 +450,7 @@ class Loop:
             if holder not in (self.opts.runner, None):
                 raise GuardRefused(
                     f"{self.wp_id} is in review by {holder}",
-                    f"let {holder} finish, or run the panel as them: --agent {holder}",
+                    f"let {holder} finish, or run the panel as them: --agent {shlex.quote(holder)}",
                 )
             return
         if lane != lanes.FOR_REVIEW:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,7 @@ def submit(
     if state is None or state.lane != lanes.IN_REVIEW:
         raise GuardRefused(
             f"{wp_id} is {state.lane if state else 'unknown'}, not in_review",
-            f"claim it first: kitty agent action review {wp_id} --agent {who}",
+            f"claim it first: kitty agent action review {wp_id} --agent {shlex.quote(who)}",
         )
     return record_verdict(mission, wp_id, who, merge(reports))
 

@@ -24,6 +24,7 @@ This module is the loop that connects them to the mission's one write path.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -367,7 +368,7 @@ class Sprint:
             if wp_id in self.jobs or (st.runtime_claim or {}).get("sprint_run") == self.run_id:
                 continue
             how = (
-                f"kitty move {wp_id} planned --mission {self.slug} --agent {holder} "
+                f"kitty move {wp_id} planned --mission {self.slug} --agent {shlex.quote(holder)} "
                 '--note "claim released"'
             )
             found.append(

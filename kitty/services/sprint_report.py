@@ -6,6 +6,7 @@ The live board and the text of each event are rendered by the command
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +66,9 @@ def plan_entry(
     )
     workspace = lane_path(mission, lane_doc["lane_id"]) if lane_doc else mission.project.root
     prompt = actions.prompt_path(mission, wp_id, role)
-    claim = f"kitty agent action {role} {wp_id} --mission {mission.slug} --agent {agent}"
+    claim = (
+        f"kitty agent action {role} {wp_id} --mission {mission.slug} --agent {shlex.quote(agent)}"
+    )
     command = (
         ["manual"]
         if backend.kind == MANUAL

@@ -244,3 +244,26 @@ def test_sprint_agent_names_are_checked(mission: Path) -> None:
         run = kitty(repo, "sprint", *args, "--dry-run")
         assert run.code == 2, run.out + run.err
         assert "--implementer" in run.out + run.err or "--reviewer" in run.out + run.err
+
+
+@pytest.mark.parametrize("name", ["Stijn Dejongh", "reviewer-renata (claude/opus)"])
+def test_commands_printed_for_an_agent_id_with_spaces_run_as_printed(
+    mission: Path, name: str
+) -> None:
+    """Agent ids may hold spaces and parentheses (real Spec Kitty actors do): every
+    command kitty prints for them is quoted, so a shell splits it back into that id."""
+    import shlex
+
+    repo = mission.parent.parent
+    step = ok(repo, "next", "--agent", name, "--json").json()
+    (command,) = step["commands"]
+    assert f"--agent {shlex.quote(name)}" in command
+    argv = shlex.split(command)
+    assert argv[0] == "kitty" and argv[argv.index("--agent") + 1] == name
+    claimed = ok(repo, *argv[1:], "--json").json()
+    prompt = Path(claimed["prompt"]).read_text()
+    for line in prompt.splitlines():
+        if f"--agent {shlex.quote(name)}" in line:
+            break
+    else:
+        raise AssertionError(f"no quoted --agent in the prompt:\n{prompt}")

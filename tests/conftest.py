@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import init_repo
+from tests.oracle import spec_kitty_reads_what_is_left  # noqa: F401  (a fixture)
 
 
 def pytest_configure(config: pytest.Config) -> None:

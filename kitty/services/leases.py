@@ -103,7 +103,13 @@ def reclaim_expired(
             wp_id,
             release_to,
             claim_to,
-            {"tool": who, "role": "reviewer" if review else "implementer"},
+            # a structured actor has all four keys, or Spec Kitty 3.2.7 refuses the log
+            {
+                "tool": who,
+                "role": "reviewer" if review else "implementer",
+                "profile": None,
+                "model": None,
+            },
             reason="reclaimed via kitty next --remote",
             policy_metadata={"agent": who, "reclaim": previous, **lease},
         ),

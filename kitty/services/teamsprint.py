@@ -120,7 +120,13 @@ class RemoteSprint(Sprint):
             if lane != frm:
                 return []
             won.append(True)
-            actor = {"tool": agent, "role": "implementer" if role == IMPLEMENT else "reviewer"}
+            # all four keys of a structured actor, or Spec Kitty 3.2.7 refuses the log
+            actor = {
+                "tool": agent,
+                "role": "implementer" if role == IMPLEMENT else "reviewer",
+                "profile": None,
+                "model": None,
+            }
             return [
                 mission.transition(
                     wp_id,

@@ -23,6 +23,9 @@ from tests.agents.double import Script, anthropic, responses
 from tests.agents.loopback import serve
 from tests.helpers import git, kitty_argv, make_mission, ok
 
+#: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
+pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
+
 SLUG = "demo-01ABCDEF"
 WPS = [{"wp_id": f"WP0{i}", "owned": [f"src/wp0{i}.txt"]} for i in (1, 2, 3)]
 

@@ -184,7 +184,7 @@ def test_the_takeover_names_the_previous_holder_and_keeps_the_stage(repo: Path) 
         lanes.CLAIMED,
         False,
     )
-    assert claim["actor"] == {"tool": "bob", "role": "implementer"}
+    assert claim["actor"] == {"tool": "bob", "role": "implementer", "profile": None, "model": None}
     assert claim["reason"] == "reclaimed via kitty next --remote"
     assert claim["policy_metadata"] == {"agent": "bob", "reclaim": previous, **LEASE}
 
@@ -199,7 +199,7 @@ def test_an_expired_review_is_taken_over_as_a_review(repo: Path) -> None:
     assert decision.commands[0].startswith("kitty agent action review WP01 ")
     assert (release["from_lane"], release["to_lane"]) == (lanes.IN_REVIEW, lanes.FOR_REVIEW)
     assert (claim["from_lane"], claim["to_lane"]) == (lanes.FOR_REVIEW, lanes.IN_REVIEW)
-    assert claim["actor"] == {"tool": "bob", "role": "reviewer"}
+    assert claim["actor"] == {"tool": "bob", "role": "reviewer", "profile": None, "model": None}
 
 
 def test_foreign_holds_relabels_only_the_same_name_on_another_machine() -> None:

@@ -16,6 +16,9 @@ from kitty.services.demo import create_sample_repo
 from tests.helpers import git, kitty_argv, ok, trust
 from tests.remotes import clone
 
+#: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
+pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
+
 TIMEOUT = float(os.environ.get("KITTY_TEAM_TIMEOUT", "500"))
 
 

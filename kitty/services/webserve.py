@@ -660,8 +660,10 @@ class Streams:
 
     def close(self) -> None:
         self.hub.stop.set()
-        if self.thread is not None:
-            self.thread.join(5)
+        with self.lock:  # add() creates and starts the thread under this lock: never half-made
+            thread = self.thread
+        if thread is not None:
+            thread.join(5)
         with self.lock:
             streams, self.streams = list(self.streams.values()), {}
         for stream in streams:

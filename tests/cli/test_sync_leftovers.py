@@ -189,6 +189,12 @@ def test_doctor_leaves_a_lock_alone_while_git_runs_in_the_repository(tmp_path: P
     proc = subprocess.Popen(
         ["git", "cat-file", "--batch"], cwd=a, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
     )
+    # Under load the child can still be the forked python (not yet exec'd into git) when
+    # doctor looks: wait until /proc shows it as git, as doctor sees processes.
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "git":
+        assert time.monotonic() < deadline, "git cat-file never started"
+        time.sleep(0.01)
     try:
         kitty(a, "doctor", "--fix")
         assert lock.exists()

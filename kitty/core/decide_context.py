@@ -1,0 +1,175 @@
+"""What `kitty next` decides from: the input (Context), the answer (Decision), and the
+facts about one WP that every rule reads (where it is, who holds it, how long, stalled).
+
+Pure, like kitty.core.decide: the rules live there and in kitty.core.decide_wait.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kitty import SCHEMA
+from kitty.core import lanes
+from kitty.core.clock import humanize_duration
+from kitty.core.model import WorkPackage, wp_number
+from kitty.core.state import Board, WPState
+from kitty.core.transitions import cycles_since_arbiter
+
+#: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
+#: every printed command so it runs as printed.
+quote = shlex.quote
+
+IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
+ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
+CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
+#: The placeholder for a person's name in a choice only a person can make.
+ARBITER_PERSON = "<arbiter>"
+#: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
+#: default of review.stall_minutes; README).
+REVIEW_STALL_US = 30 * 60 * 1_000_000
+
+
+@dataclass(frozen=True)
+class Context:
+    mission: str
+    agent: str
+    wps: Mapping[str, WorkPackage]
+    board: Board
+    wp_lane: Mapping[str, str]
+    max_cycles: int = 3
+    accepted: bool = False
+    now_us: int = 0
+    panel: bool = False  # review.panel is configured: reviews run `kitty review run`
+    #: The configured agents (agents.available); empty when unknown.
+    agents: tuple[str, ...] = ()
+    #: Open questions of a panel's blocker HALT, by WP: [{id, question, options: [label]}]
+    #: (read from the HALT file by the service; the answered ones left out).
+    halt_questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: A review with no activity for this long is STALLED: `next` offers the takeover.
+    stall_us: int = REVIEW_STALL_US
+
+    @cached_property
+    def lane_holders(self) -> dict[str, list[str]]:
+        """Execution lane -> its WPs in flight (computed once: `next` asks per planned WP)."""
+        holders: dict[str, list[str]] = {}
+        for wp_id, lane in self.wp_lane.items():
+            if self.board.lane(wp_id) in lanes.IN_FLIGHT:
+                holders.setdefault(lane, []).append(wp_id)
+        return holders
+
+
+@dataclass
+class Decision:
+    action: str
+    reason: str
+    wp_id: str | None = None
+    cycle: str | None = None
+    commands: list[str] = field(default_factory=list)
+    blocked_by: list[str] = field(default_factory=list)
+    progress: dict[str, Any] = field(default_factory=dict)
+    mission: str = ""
+    lane: str | None = None
+    claimed: bool = False
+    #: Open conflicts of this agent's own moves (strict replay), with resolving commands.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    #: Alternatives, one of which is chosen: {label, commands, fill: {placeholder: meaning}}.
+    #: `commands` is always a sequence to run in order, with nothing to fill in.
+    choices: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "action": self.action,
+            "wp_id": self.wp_id,
+            "reason": self.reason,
+            "cycle": self.cycle,
+            "commands": self.commands,
+            "blocked_by": self.blocked_by,
+            "progress": self.progress,
+            "mission": self.mission,
+            "lane": self.lane,
+            "claimed": self.claimed,
+            "conflicts": self.conflicts,
+            "choices": self.choices,
+        }
+
+
+def choice(label: str, command: str, fill: dict[str, str] | None = None) -> dict[str, Any]:
+    """One of a Decision's `choices`: a single command, with what to fill in (if anything)."""
+    return {"label": label, "commands": [command], "fill": fill or {}}
+
+
+def state_of(ctx: Context, wp_id: str) -> WPState:
+    return ctx.board.wps.get(wp_id) or WPState(wp_id)
+
+
+def since(ctx: Context, st: WPState) -> str:
+    """` for 12m`: how long the WP has been in its lane ("" without a clock reading)."""
+    if st.lane_since_us is None or not ctx.now_us:
+        return ""
+    return f" for {humanize_duration((ctx.now_us - st.lane_since_us) / 1e6)}"
+
+
+def describe(ctx: Context, wp_id: str) -> str:
+    """`in_review by codex for 12m` — where a WP is and who holds it."""
+    st = state_of(ctx, wp_id)
+    lane = st.lane or "not finalized"
+    who = st.reviewer if st.lane == lanes.IN_REVIEW else st.agent
+    by = f" by {who}" if who and st.lane in lanes.IN_FLIGHT else ""
+    return f"{lane}{by}{since(ctx, st)}"
+
+
+def deps_ready(ctx: Context, wp_id: str) -> bool:
+    return all(ctx.board.lane(d) in lanes.SATISFIED for d in ctx.wps[wp_id].dependencies)
+
+
+def lane_holder(ctx: Context, wp_id: str) -> str | None:
+    """Another WP of the same execution lane that is in flight, if any."""
+    holders = ctx.lane_holders.get(ctx.wp_lane.get(wp_id, ""), [])
+    return next((other for other in holders if other != wp_id), None)
+
+
+def cycle_label(st: WPState, max_cycles: int) -> str | None:
+    """`1/3` after one rejection: the WP's review cycles (rejections since the last arbiter
+    decision) out of the cap."""
+    return f"{cycles_since_arbiter(st)}/{max_cycles}" if st.review_cycles else None
+
+
+def oldest(ctx: Context, ids: list[str]) -> list[str]:
+    """`ids`, the longest in their lane first."""
+    return sorted(ids, key=lambda w: (state_of(ctx, w).lane_since_us or 0, wp_number(w) or 0, w))
+
+
+def stalled(ctx: Context, st: WPState) -> str | None:
+    """Why a review is STALLED (silent past ctx.stall_us), or None."""
+    last = max(
+        st.last_activity_us or 0,
+        st.lane_since_us or 0,
+        _heartbeat_us((st.runtime_claim or {}).get("heartbeat")),
+    )
+    if st.lane != lanes.IN_REVIEW or not ctx.now_us or not last:
+        return None
+    silent = ctx.now_us - last
+    if silent <= ctx.stall_us:
+        return None
+    return f"no activity for {humanize_duration(silent / 1e6)}"
+
+
+def _heartbeat_us(value: Any) -> int:
+    if not isinstance(value, str) or not value:
+        return 0
+    from kitty.core.clock import parse_at
+
+    try:
+        return parse_at(value)
+    except ValueError:
+        return 0
+
+
+def others_may_come(ctx: Context, implementer: str | None) -> bool:
+    """Whether an agent other than `implementer` may come (unknown roster: assume so)."""
+    return not ctx.agents or any(a != implementer for a in ctx.agents)

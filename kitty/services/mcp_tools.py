@@ -2,11 +2,14 @@
 
 Every tool returns exactly what the matching command prints with `--json` (implement and
 review add the prompt's text as `prompt_text`), and every failure is kitty's error object.
-Nothing here imports the `mcp` SDK: kitty/commands/mcp.py wires these into a server.
+Nothing here imports the `mcp` SDK: kitty/services/mcp_server.py serves these, with the
+schemas of kitty/services/mcp_catalog.py (which checks every argument's name and type
+first, so `**given` here only ever holds the parameters a tool's schema names).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,13 @@ def _doc(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema": data.get("schema", SCHEMA)}
 
 
+def _run(
+    service: Callable[..., dict[str, Any]], root: Path, mission: str | None, *args: Any, **kw: Any
+) -> dict[str, Any]:
+    """The service's answer for the mission, as its `--json` command prints it."""
+    return _doc(service(_open(root, mission), *args, **kw))
+
+
 def next_step(
     root: Path, agent: str | None = None, mission: str | None = None, claim: bool = False
 ) -> dict[str, Any]:
@@ -34,48 +44,36 @@ def status(root: Path, mission: str | None = None) -> dict[str, Any]:
     from kitty.adapters.eventlog import now_us
     from kitty.services.board import status_view
 
-    return _doc(status_view(_open(root, mission), now_us()))
+    return _run(status_view, root, mission, now_us())
 
 
 def move(
     root: Path,
     wp_id: str,
     to: str,
-    agent: str | None = None,
-    note: str | None = None,
     mission: str | None = None,
-    force: bool = False,
     review_feedback_file: str | None = None,
+    **given: Any,
 ) -> dict[str, Any]:
+    """`kitty move`; `given`: agent, note, force."""
     from kitty.services.moves import move_task
 
-    return _doc(
-        move_task(
-            _open(root, mission),
-            wp_id,
-            to,
-            agent=agent,
-            note=note,
-            force=force,
-            feedback_file=_path(root, review_feedback_file),
-            self_review_fallback=False,
-            intended_reviewer=None,
-            reviewer_failure_reason=None,
-        )
-    )
+    feedback = _path(root, review_feedback_file)
+    return _run(move_task, root, mission, wp_id, to, feedback_file=feedback, **given)
 
 
 def mark_status(
     root: Path,
     task_ids: list[str],
     status: str,
-    agent: str | None = None,
     mission: str | None = None,
     wp_id: str | None = None,
+    **given: Any,
 ) -> dict[str, Any]:
+    """`kitty agent tasks mark-status`; `given`: agent."""
     from kitty.services.moves import mark_status as mark
 
-    return _doc(mark(_open(root, mission), list(task_ids), status, agent=agent, wp_text=wp_id))
+    return _run(mark, root, mission, list(task_ids), status, wp_text=wp_id, **given)
 
 
 def review_submit(
@@ -89,7 +87,7 @@ def review_submit(
     from kitty.services.reviews import submit
 
     files = [p for p in (_path(root, f) for f in findings_files) if p is not None]
-    return _doc(submit(_open(root, mission), wp_id, files, agent, format))
+    return _run(submit, root, mission, wp_id, files, agent, format)
 
 
 def implement(
@@ -97,7 +95,7 @@ def implement(
 ) -> dict[str, Any]:
     from kitty.services.actions import implement as run
 
-    return _with_prompt(run(_open(root, mission), wp_id, agent, None, None, None))
+    return _with_prompt(_run(run, root, mission, wp_id, agent, None, None, None))
 
 
 def review(
@@ -105,12 +103,11 @@ def review(
 ) -> dict[str, Any]:
     from kitty.services.actions import review as run
 
-    return _with_prompt(run(_open(root, mission), wp_id, agent, None, False))
+    return _with_prompt(_run(run, root, mission, wp_id, agent, None, False))
 
 
-def _with_prompt(result: dict[str, Any]) -> dict[str, Any]:
-    doc = _doc(result)
-    prompt = result.get("prompt")
+def _with_prompt(doc: dict[str, Any]) -> dict[str, Any]:
+    prompt = doc.get("prompt")
     doc["prompt_text"] = Path(prompt).read_text(encoding="utf-8") if prompt else None
     return doc
 
@@ -139,66 +136,36 @@ def wp_add(
     from kitty.services.missions import Content, add_wp
 
     content = Content(objective, tuple(subtasks or ()), body)
-    return _doc(
-        add_wp(_open(root, mission), title, list(depends_on or []), list(owns or []), 0, content)
-    )
+    return _run(add_wp, root, mission, title, list(depends_on or []), list(owns or []), 0, content)
 
 
-def wp_edit(
-    root: Path,
-    wp_id: str,
-    title: str | None = None,
-    objective: str | None = None,
-    owns: list[str] | None = None,
-    depends_on: list[str] | None = None,
-    body: str | None = None,
-    mission: str | None = None,
-) -> dict[str, Any]:
+def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
+    """`kitty wp edit`; `changes`: title, objective, owns, depends_on, body."""
     from kitty.services.planning import edit
 
-    return _doc(
-        edit(
-            _open(root, mission),
-            wp_id,
-            title=title,
-            objective=objective,
-            owns=owns,
-            depends_on=depends_on,
-            body=body,
-        )
-    )
+    return _run(edit, root, mission, wp_id, **changes)
 
 
-def wp_depend(
-    root: Path,
-    wp_id: str,
-    add: list[str] | None = None,
-    remove: list[str] | None = None,
-    mission: str | None = None,
-) -> dict[str, Any]:
+def wp_depend(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
+    """`kitty wp depend`; `changes`: add, remove."""
     from kitty.services.planning import depend
 
-    return _doc(depend(_open(root, mission), wp_id, add, remove))
+    return _run(depend, root, mission, wp_id, **changes)
 
 
 def wp_split(
-    root: Path,
-    wp_id: str,
-    title: str,
-    move: list[str] | None = None,
-    objective: str | None = None,
-    owns: list[str] | None = None,
-    mission: str | None = None,
+    root: Path, wp_id: str, title: str, mission: str | None = None, **given: Any
 ) -> dict[str, Any]:
+    """`kitty wp split`; `given`: move, objective, owns."""
     from kitty.services.planning import split
 
-    return _doc(split(_open(root, mission), wp_id, title, move, objective, owns))
+    return _run(split, root, mission, wp_id, title, **given)
 
 
 def wp_show(root: Path, wp_id: str, mission: str | None = None) -> dict[str, Any]:
     from kitty.services.planning import show
 
-    return _doc(show(_open(root, mission), wp_id))
+    return _run(show, root, mission, wp_id)
 
 
 def wp_search(
@@ -206,7 +173,7 @@ def wp_search(
 ) -> dict[str, Any]:
     from kitty.services.planning import search
 
-    return _doc(search(_open(root, mission), query, lane))
+    return _run(search, root, mission, query, lane)
 
 
 def finalize(
@@ -214,4 +181,4 @@ def finalize(
 ) -> dict[str, Any]:
     from kitty.services.missions import finalize as run
 
-    return _doc(run(_open(root, mission), allow_placeholders))
+    return _run(run, root, mission, allow_placeholders)

@@ -103,11 +103,11 @@ def test_log_paths_to_files_outside_the_repository_are_never_read(
             record["review_ref"] = None
         doctored.append(json.dumps(record, sort_keys=True))
     (mission / "status.events.jsonl").write_text("\n".join(doctored) + "\n")
-    from kitty.services.actions import _feedback
+    from kitty.services.action_prompts import last_feedback
     from kitty.services.workspace import Mission
 
     opened = Mission.open(repo, None)
-    text, _ = _feedback(opened, opened.board.wps["WP01"])
+    text, _ = last_feedback(opened, opened.board.wps["WP01"])
     assert text is not None and "PRIVATE KEY" not in text
 
 

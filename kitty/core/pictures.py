@@ -8,7 +8,7 @@ lane and whether it is on the critical path) and `critical_path`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 from typing import Any
 
@@ -43,15 +43,12 @@ def lanes_text(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Mermaid reads entity codes inside quoted labels; quotes and angle brackets must go.
+_MERMAID_CODES = str.maketrans({"&": "#amp;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "\n": " "})
+
+
 def _mermaid_label(text: str) -> str:
-    # Mermaid reads entity codes inside quoted labels; quotes and angle brackets must go.
-    return (
-        text.replace("&", "#amp;")
-        .replace('"', "#quot;")
-        .replace("<", "#lt;")
-        .replace(">", "#gt;")
-        .replace("\n", " ")
-    )
+    return text.translate(_MERMAID_CODES)
 
 
 def mermaid_id(text: str) -> str:
@@ -84,6 +81,24 @@ class _Graph:
         placed = {wp_id for lane in self.lanes for wp_id in lane["wp_ids"]}
         return [wp_id for wp_id in self.nodes if wp_id not in placed]
 
+    def lines(
+        self,
+        lane_open: Callable[[str], list[str]],
+        lane_close: str,
+        node_line: Callable[[str, str], str],
+        edge_line: Callable[[str, str], str],
+    ) -> list[str]:
+        """Both drawings' body: a group per execution lane with its WPs, then the WPs in
+        no lane, then the edges; each drawing says how a line is written."""
+        out = []
+        for lane in self.lanes:
+            out += lane_open(lane["lane_id"])
+            out += [node_line(wp_id, "    ") for wp_id in lane["wp_ids"]]
+            out.append(lane_close)
+        out += [node_line(wp_id, "  ") for wp_id in self.unplaced()]
+        out += [edge_line(dep, wp_id) for dep, wp_id in self.edges]
+        return out
+
 
 def lanes_mermaid(view: dict[str, Any]) -> str:
     """A Mermaid flowchart: one subgraph per execution lane, the critical path in red."""
@@ -94,14 +109,13 @@ def lanes_mermaid(view: dict[str, Any]) -> str:
         head, state = g.label(wp_id)
         return f'{indent}{mermaid_id(wp_id)}["{_mermaid_label(head.strip())}<br/>{state}"]'
 
-    for lane in g.lanes:
-        out.append(f'  subgraph {mermaid_id(lane["lane_id"])}["{lane["lane_id"]}"]')
-        out.extend(node_line(wp_id, "    ") for wp_id in lane["wp_ids"])
-        out.append("  end")
-    out.extend(node_line(wp_id, "  ") for wp_id in g.unplaced())
-    for dep, wp_id in g.edges:
+    def edge_line(dep: str, wp_id: str) -> str:
         arrow = "==>" if (dep, wp_id) in g.crit_edges else "-->"
-        out.append(f"  {mermaid_id(dep)} {arrow} {mermaid_id(wp_id)}")
+        return f"  {mermaid_id(dep)} {arrow} {mermaid_id(wp_id)}"
+
+    out += g.lines(
+        lambda lane: [f'  subgraph {mermaid_id(lane)}["{lane}"]'], "  end", node_line, edge_line
+    )
     out.append("  classDef critical stroke:#d00,stroke-width:3px")
     if g.critical:
         out.append("  class " + ",".join(mermaid_id(w) for w in sorted(g.critical)) + " critical")
@@ -134,14 +148,13 @@ def lanes_dot(view: dict[str, Any]) -> str:
         extra = ', color="#d00000", penwidth=3' if wp_id in g.critical else ""
         return f"{indent}{_dot_quote(wp_id)} [label={label}{extra}];"
 
-    for lane in g.lanes:
-        out.append(f"  subgraph {_dot_quote('cluster_' + lane['lane_id'])} {{")
-        out.append(f"    label={_dot_quote(lane['lane_id'])};")
-        out.extend(node_line(wp_id, "    ") for wp_id in lane["wp_ids"])
-        out.append("  }")
-    out.extend(node_line(wp_id, "  ") for wp_id in g.unplaced())
-    for dep, wp_id in g.edges:
+    def edge_line(dep: str, wp_id: str) -> str:
         extra = ' [color="#d00000", penwidth=3]' if (dep, wp_id) in g.crit_edges else ""
-        out.append(f"  {_dot_quote(dep)} -> {_dot_quote(wp_id)}{extra};")
+        return f"  {_dot_quote(dep)} -> {_dot_quote(wp_id)}{extra};"
+
+    def lane_open(lane: str) -> list[str]:
+        return [f"  subgraph {_dot_quote('cluster_' + lane)} {{", f"    label={_dot_quote(lane)};"]
+
+    out += g.lines(lane_open, "  }", node_line, edge_line)
     out.append("}")
     return "\n".join(out) + "\n"

@@ -1,4 +1,5 @@
-"""Pictures drawn by kitty as SVG: the dependency graph and the cumulative flow chart.
+"""Pictures drawn by kitty as SVG: the dependency graph (here) and the cumulative flow chart
+(kitty.core.svg_flow, re-exported here).
 
 Pure functions of plain data (no networkx, no I/O), so the web board, the static
 HTML export and the tests all draw the same picture. Every label is escaped; the
@@ -7,15 +8,27 @@ colours are CSS custom properties, so the page decides light or dark.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from html import escape
 from itertools import pairwise
 from typing import Any
 
-from kitty.core.clock import format_at
+from kitty.core.svg_flow import BAND_OF, FLOW_BANDS, Flow, cycle_times, esc, flow_series, flow_svg
+
+__all__ = [
+    "BAND_OF",
+    "FLOW_BANDS",
+    "Flow",
+    "Layout",
+    "cycle_times",
+    "esc",
+    "flow_series",
+    "flow_svg",
+    "graph_svg",
+    "lane_hues",
+    "layered_layout",
+]
 
 CRITICAL_MARK = "◆"
 NODE_W = 168
@@ -27,22 +40,6 @@ LEGEND_ROW = 18
 #: Characters of "WPnn title" that fit in a box (the page shows the whole title on hover).
 LABEL_CHARS = 23
 LEGEND_MIN_W = 420
-
-#: The board's columns, bottom band first in the flow chart (done at the bottom: a burn-up).
-FLOW_BANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Done", ("done",)),
-    ("Approved", ("approved",)),
-    ("Review", ("for_review", "in_review")),
-    ("In progress", ("claimed", "in_progress")),
-    ("Planned", ("planned",)),
-    ("Blocked", ("blocked",)),
-)
-BAND_OF = {lane: name for name, lanes in FLOW_BANDS for lane in lanes}
-
-
-def esc(text: Any) -> str:
-    return escape(str(text), quote=True)
-
 
 # -- layered layout -----------------------------------------------------------------
 
@@ -170,12 +167,59 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
         sizes[group[i]] = sizes.get(group[i], 0) + 1
     hues = lane_hues(lanes_seen, sizes)
     critical = set(critical_path)
-    crit_edges = set(pairwise(critical_path))
     columns = max(len(layout.layers), 1)
     rows = max((len(layer) for layer in layout.layers), default=1)
     width = max(PAD * 2 + columns * NODE_W + (columns - 1) * GAP_X, LEGEND_MIN_W)
-    # Legend: one swatch per coloured lane, named (colour is never the only cue), then
-    # one for the grey lanes; wrapped to the picture's width.
+    legend, legend_h = _legend(lanes_seen, hues, bool(critical), width)
+    height = PAD * 2 + legend_h + rows * NODE_H + (rows - 1) * GAP_Y
+
+    def xy(node: str) -> tuple[int, int]:
+        col, row = layout.positions[node]
+        return PAD + col * (NODE_W + GAP_X), PAD + legend_h + row * (NODE_H + GAP_Y)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="kitty-graph" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'aria-label="Dependency graph: {len(order)} work packages, '
+        f'critical path {esc(" → ".join(critical_path) or "none")}">',
+        _ARROWS,
+        '<g class="legend">',
+        *legend,
+        "</g>",
+    ]
+    out.append('<g class="edges">')
+    crit_edges = set(pairwise(critical_path))
+    for node in order:
+        for dep in deps[node]:
+            if dep not in layout.positions or dep == node:
+                continue
+            out.append(_edge(dep, node, xy(dep), xy(node), (dep, node) in crit_edges))
+    out.append("</g>")
+    out.append('<g class="nodes">')
+    for node in order:
+        style = _lane_style(hues[group[node]])
+        out.append(_node(node, by_id[node], group[node], xy(node), node in critical, style))
+    out.append("</g></svg>")
+    return "".join(out)
+
+
+_ARROWS = (
+    '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
+    'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+    '<path d="M0,0 L10,5 L0,10 z" class="arrow"/></marker>'
+    '<marker id="kg-arrow-crit" viewBox="0 0 10 10" refX="9" '
+    'refY="5" markerWidth="12" markerHeight="12" markerUnits="userSpaceOnUse" '
+    'orient="auto-start-reverse">'
+    '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>'
+)
+
+
+def _legend(
+    lanes_seen: list[str], hues: Mapping[str, int | None], critical: bool, width: int
+) -> tuple[list[str], int]:
+    """One swatch per coloured lane, named (colour is never the only cue), then one for
+    the grey lanes, then the critical path's mark; wrapped to the picture's width.
+    Returns the items and the legend's height."""
     items = [
         (f'class="lane-fill" style="{_lane_style(hues[lane])}"', lane or "no lane")
         for lane in lanes_seen
@@ -206,256 +250,56 @@ def graph_svg(nodes: Sequence[Mapping[str, Any]], critical_path: Sequence[str]) 
                 f"{esc(label)}</text></g>"
             )
         x += item_w
-    legend_h = y - PAD + LEGEND_ROW + 8
-    height = PAD * 2 + legend_h + rows * NODE_H + (rows - 1) * GAP_Y
-
-    def xy(node: str) -> tuple[int, int]:
-        col, row = layout.positions[node]
-        return PAD + col * (NODE_W + GAP_X), PAD + legend_h + row * (NODE_H + GAP_Y)
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="kitty-graph" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-        f'aria-label="Dependency graph: {len(order)} work packages, '
-        f'critical path {esc(" → ".join(critical_path) or "none")}">',
-        '<defs><marker id="kg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
-        'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
-        '<path d="M0,0 L10,5 L0,10 z" class="arrow"/></marker>'
-        '<marker id="kg-arrow-crit" viewBox="0 0 10 10" refX="9" '
-        'refY="5" markerWidth="12" markerHeight="12" markerUnits="userSpaceOnUse" '
-        'orient="auto-start-reverse">'
-        '<path d="M0,0 L10,5 L0,10 z" class="arrow critical"/></marker></defs>',
-        '<g class="legend">',
-        *legend,
-        "</g>",
-    ]
-    out.append('<g class="edges">')
-    for node in order:
-        for dep in deps[node]:
-            if dep not in layout.positions or dep == node:
-                continue
-            x1, y1 = xy(dep)
-            x2, y2 = xy(node)
-            sx, sy = x1 + NODE_W, y1 + NODE_H // 2
-            ex, ey = x2 - 2, y2 + NODE_H // 2
-            bend = max(24, (ex - sx) // 2)
-            is_crit = (dep, node) in crit_edges
-            cls = "edge critical" if is_crit else "edge"
-            marker = "kg-arrow-crit" if is_crit else "kg-arrow"
-            out.append(
-                f'<path class="{cls}" data-from="{esc(dep)}" data-to="{esc(node)}" '
-                f'd="M{sx},{sy} C{sx + bend},{sy} {ex - bend},{ey} {ex},{ey}" '
-                f'marker-end="url(#{marker})"/>'
-            )
-    out.append("</g>")
-    out.append('<g class="nodes">')
-    for node in order:
-        data = by_id[node]
-        x, y = xy(node)
-        lane = group[node]
-        # Without a `lane` the node carries no board state (a live page paints it).
-        state = str(data.get("lane") or "unfinalized") if "lane" in data else None
-        title = str(data.get("title") or "")
-        is_crit = node in critical
-        mark = f"{CRITICAL_MARK} " if is_crit else ""
-        sub = lane or "no lane"
-        tip = f"{node} {title} — "
-        if state is not None:
-            sub += f" · {state.replace('_', ' ')}"
-            tip += f"{state}, "
-        tip += (lane or "no lane") + (", on the critical path" if is_crit else "")
-        cls = "node critical" if is_crit else "node"
-        state_attr = f'data-state="{esc(state)}" ' if state is not None else ""
-        out.append(
-            f'<g class="{cls}" data-wp="{esc(node)}" data-lane="{esc(lane)}" '
-            f'{state_attr}data-critical="{"true" if is_crit else "false"}" '
-            f'tabindex="0" role="button" aria-label="{esc(tip)}">'
-            f"<title>{esc(tip)}</title>"
-            f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
-            f'class="lane-fill box" style="{_lane_style(hues[lane])}"/>'
-            f'<text x="{x + 8}" y="{y + 18}" class="label">'
-            f'<tspan class="wp-id">{esc(mark + node)}</tspan> '
-            f"{esc(_clip(title, max(4, LABEL_CHARS - len(mark + node))))}</text>"
-            f'<text x="{x + 8}" y="{y + 36}" class="sub">{esc(_clip(sub, 26))}</text></g>'
-        )
-    out.append("</g></svg>")
-    return "".join(out)
+    return legend, y - PAD + LEGEND_ROW + 8
 
 
-# -- cumulative flow and cycle times ---------------------------------------------------
+def _edge(dep: str, node: str, start: tuple[int, int], end: tuple[int, int], is_crit: bool) -> str:
+    """The arrow from a dependency's box (at `start`) to its dependent's (at `end`)."""
+    x1, y1 = start
+    x2, y2 = end
+    sx, sy = x1 + NODE_W, y1 + NODE_H // 2
+    ex, ey = x2 - 2, y2 + NODE_H // 2
+    bend = max(24, (ex - sx) // 2)
+    cls = "edge critical" if is_crit else "edge"
+    marker = "kg-arrow-crit" if is_crit else "kg-arrow"
+    return (
+        f'<path class="{cls}" data-from="{esc(dep)}" data-to="{esc(node)}" '
+        f'd="M{sx},{sy} C{sx + bend},{sy} {ex - bend},{ey} {ex},{ey}" '
+        f'marker-end="url(#{marker})"/>'
+    )
 
 
-def flow_series(
-    transitions: Sequence[tuple[int, str, str]], ids: Sequence[str], max_points: int = 300
-) -> list[dict[str, Any]]:
-    """WPs per board column over time, from `(at_us, wp_id, to_lane)` in log order.
-
-    One point per transition, thinned to at most `max_points` (the last state in
-    each time slice wins, and the final state is always kept). WPs in `ids` that
-    have no transition yet count as planned; canceled WPs leave the chart.
-    """
-    flow = Flow(ids)
-    flow.add(transitions)
-    return flow.series(max_points)
-
-
-class Flow:
-    """`flow_series`, kept: a live board adds each new transition once."""
-
-    def __init__(self, ids: Sequence[str]) -> None:
-        self.lane_of: dict[str, str] = dict.fromkeys(ids, "planned")
-        self.counts = dict.fromkeys((name for name, _ in FLOW_BANDS), 0)
-        self.counts["Planned"] = len(self.lane_of)
-        self.points: list[dict[str, Any]] = []
-
-    def add(self, transitions: Sequence[tuple[int, str, str]]) -> None:
-        """Transitions in log order, each no older than those added before."""
-        lane_of, counts, points = self.lane_of, self.counts, self.points
-        for at_us, wp_id, to_lane in transitions:
-            old = lane_of.get(wp_id)
-            if old is not None and old in BAND_OF:
-                counts[BAND_OF[old]] -= 1
-            lane_of[wp_id] = to_lane
-            if to_lane in BAND_OF:
-                counts[BAND_OF[to_lane]] += 1
-            point = {"at_us": at_us, "counts": dict(counts)}
-            if points and points[-1]["at_us"] == at_us:
-                points[-1] = point
-            else:
-                points.append(point)
-
-    def series(self, max_points: int = 300) -> list[dict[str, Any]]:
-        points = self.points
-        if len(points) <= max_points:
-            return list(points)
-        start, end = points[0]["at_us"], points[-1]["at_us"]
-        span = max(1, end - start)
-        thinned: dict[int, dict[str, Any]] = {}
-        for point in points:
-            thinned[(point["at_us"] - start) * (max_points - 1) // span] = point
-        return [thinned[k] for k in sorted(thinned)]
-
-
-def cycle_times(
-    transitions: Sequence[tuple[int, str, str]],
-) -> dict[str, dict[str, int | None]]:
-    """Per WP: when work started (first claim), when it was first approved or done,
-    and the cycle time between them in seconds (None while unfinished)."""
-    started: dict[str, int] = {}
-    finished: dict[str, int] = {}
-    for at_us, wp_id, to_lane in transitions:
-        if to_lane in ("claimed", "in_progress"):
-            started.setdefault(wp_id, at_us)
-        elif to_lane in ("approved", "done") and wp_id in started:
-            finished.setdefault(wp_id, at_us)
-    result: dict[str, dict[str, int | None]] = {}
-    for wp_id, start in started.items():
-        end = finished.get(wp_id)
-        result[wp_id] = {
-            "started_us": start,
-            "finished_us": end,
-            "seconds": None if end is None else max(0, (end - start) // 1_000_000),
-        }
-    return result
-
-
-def _fmt_time(at_us: int, span_us: int) -> str:
-    seconds = at_us / 1_000_000
-    fmt = "%H:%M:%S" if span_us < 3_600_000_000 else "%m-%d %H:%M"
-    return time.strftime(fmt, time.gmtime(seconds))
-
-
-def flow_svg(
-    points: Sequence[Mapping[str, Any]],
-    until_us: int | None = None,
-    width: int = 720,
-    height: int = 260,
+def _node(
+    node: str,
+    data: Mapping[str, Any],
+    lane: str,
+    at: tuple[int, int],
+    is_crit: bool,
+    style: str,
 ) -> str:
-    """The cumulative flow diagram as stacked areas, Done at the bottom (the burn-up).
-
-    The last state is drawn up to `until_us` (the time of the picture) when later.
-    """
-    left, right, top, bottom = 40, 130, 12, 28
-    plot_w, plot_h = width - left - right, height - top - bottom
-    names = [name for name, _ in FLOW_BANDS]
-    head = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="kitty-flow" role="img" '
-        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+    """One WP's box: its id and title, its lane and state, the full text on hover."""
+    x, y = at
+    # Without a `lane` the node carries no board state (a live page paints it).
+    state = str(data.get("lane") or "unfinalized") if "lane" in data else None
+    title = str(data.get("title") or "")
+    mark = f"{CRITICAL_MARK} " if is_crit else ""
+    sub = lane or "no lane"
+    tip = f"{node} {title} — "
+    if state is not None:
+        sub += f" · {state.replace('_', ' ')}"
+        tip += f"{state}, "
+    tip += (lane or "no lane") + (", on the critical path" if is_crit else "")
+    cls = "node critical" if is_crit else "node"
+    state_attr = f'data-state="{esc(state)}" ' if state is not None else ""
+    return (
+        f'<g class="{cls}" data-wp="{esc(node)}" data-lane="{esc(lane)}" '
+        f'{state_attr}data-critical="{"true" if is_crit else "false"}" '
+        f'tabindex="0" role="button" aria-label="{esc(tip)}">'
+        f"<title>{esc(tip)}</title>"
+        f'<rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="6" '
+        f'class="lane-fill box" style="{style}"/>'
+        f'<text x="{x + 8}" y="{y + 18}" class="label">'
+        f'<tspan class="wp-id">{esc(mark + node)}</tspan> '
+        f"{esc(_clip(title, max(4, LABEL_CHARS - len(mark + node))))}</text>"
+        f'<text x="{x + 8}" y="{y + 36}" class="sub">{esc(_clip(sub, 26))}</text></g>'
     )
-    if not points:
-        return (
-            head + 'aria-label="Cumulative flow: no transitions yet">'
-            f'<text x="{width // 2}" y="{height // 2}" text-anchor="middle" class="empty">'
-            "No transitions yet</text></svg>"
-        )
-    if until_us is not None and until_us > int(points[-1]["at_us"]):
-        points = [*points, {"at_us": until_us, "counts": points[-1]["counts"]}]
-    start, end = int(points[0]["at_us"]), int(points[-1]["at_us"])
-    span = max(1, end - start)
-    total: int = max(max(int(sum(p["counts"].values())) for p in points), 1)
-    final = points[-1]["counts"]
-
-    def px(at_us: int) -> float:
-        return left + (at_us - start) * plot_w / span if end > start else left + plot_w
-
-    def py(value: float) -> float:
-        return top + plot_h - value * plot_h / total
-
-    desc = ", ".join(f"{n} {final.get(n, 0)}" for n in names)
-    out = [head + f'aria-label="Cumulative flow, now: {esc(desc)}">']
-    # Steps: a count holds until the next transition.
-    xs: list[float] = []
-    stacks: list[list[float]] = []
-    for i, point in enumerate(points):
-        acc = 0.0
-        level = []
-        for name in names:
-            acc += point["counts"].get(name, 0)
-            level.append(acc)
-        if i:
-            xs.append(px(int(point["at_us"])))
-            stacks.append(stacks[-1])
-        xs.append(px(int(point["at_us"])))
-        stacks.append(level)
-    if end == start:
-        xs = [left, left + plot_w]
-        stacks = [stacks[-1], stacks[-1]]
-    for band, name in enumerate(names):
-        upper = [f"{x:.1f},{py(s[band]):.1f}" for x, s in zip(xs, stacks, strict=True)]
-        lower = [
-            f"{x:.1f},{py(s[band - 1] if band else 0):.1f}"
-            for x, s in zip(reversed(xs), reversed(stacks), strict=True)
-        ]
-        cls = "band-" + name.lower().replace(" ", "-")
-        out.append(
-            f'<polygon class="band {cls}" points="{" ".join(upper + lower)}">'
-            f"<title>{esc(name)}: {final.get(name, 0)} now</title></polygon>"
-        )
-    # Axes and labels.
-    out.append(
-        f'<line class="axis" x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" '
-        f'y2="{top + plot_h}"/><line class="axis" x1="{left}" y1="{top}" x2="{left}" '
-        f'y2="{top + plot_h}"/>'
-    )
-    for value in sorted({0, total // 2, total}):
-        out.append(
-            f'<text class="tick" x="{left - 6}" y="{py(value) + 4:.1f}" '
-            f'text-anchor="end">{value}</text>'
-        )
-    for at_us, anchor in ((start, "start"), (end, "end")):
-        out.append(
-            f'<text class="tick" x="{px(at_us):.1f}" y="{height - 8}" text-anchor="{anchor}" '
-            f'data-at="{format_at(at_us)}">{_fmt_time(at_us, span)} UTC</text>'
-        )
-    # Legend with the current count per band (text, not colour alone).
-    y = top + 4
-    for name in reversed(names):
-        cls = "band-" + name.lower().replace(" ", "-")
-        out.append(
-            f'<rect class="band {cls}" x="{width - right + 12}" y="{y}" width="12" height="12"/>'
-            f'<text class="legend" x="{width - right + 30}" y="{y + 10}">'
-            f"{esc(name)} {final.get(name, 0)}</text>"
-        )
-        y += 18
-    out.append("</svg>")
-    return "".join(out)

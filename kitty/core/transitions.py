@@ -150,16 +150,7 @@ def check_move(
     policy: Policy = Policy(),
     mission: str = "<mission>",
 ) -> MoveCheck:
-    to_lane = lanes.canonical(req.to_lane)
-    if to_lane is None or to_lane == lanes.GENESIS:
-        known = [*lanes.LANES, *lanes.ALIASES]
-        import difflib  # only for a typo's suggestion
-
-        close = difflib.get_close_matches(req.to_lane, known, n=1, cutoff=0.6)
-        raise InvalidTransition(
-            f"unknown lane {req.to_lane!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-            "lanes: " + ", ".join(lanes.LANES) + " (doing = in_progress)",
-        )
+    to_lane = _target(req)
     from_lane = (state.lane if state else None) or lanes.GENESIS
     if to_lane == from_lane:
         raise InvalidTransition(f"{wp_id} is already in {to_lane}", "nothing to do")
@@ -167,27 +158,7 @@ def check_move(
         holder = state.implementer
         if holder and req.actor == holder:
             return MoveCheck(from_lane, to_lane, release=True)
-    if req.force:
-        if not req.actor:
-            raise GuardRefused(
-                f"--force on {wp_id} needs an actor", "pass --agent NAME (or set KITTY_AGENT)"
-            )
-        if not (req.note or "").strip():
-            raise GuardRefused(f"--force on {wp_id} needs a note", 'pass --note "why"')
-    elif to_lane not in lanes.TRANSITIONS[from_lane]:
-        targets = lanes.legal_targets(from_lane)
-        if not targets:
-            raise InvalidTransition(
-                f"{wp_id} is {from_lane}, which is final", "a done or canceled WP never moves again"
-            )
-        if from_lane == lanes.GENESIS:
-            raise InvalidTransition(
-                f"{wp_id} has no state yet (mission not finalized)", "run `kitty finalize` first"
-            )
-        raise InvalidTransition(
-            f"{wp_id} cannot move from {from_lane} to {to_lane}",
-            f'legal targets from {from_lane}: {", ".join(targets)} (or --force with --note "why")',
-        )
+    _check_edge(wp_id, from_lane, to_lane, req)
     if (
         not req.force
         and at_cycle_cap(state, policy.max_cycles)
@@ -208,8 +179,58 @@ def check_move(
             "give each row a verdict (fixed, verified-already-fixed, deferred-with-followup"
             + (")" if to_lane == lanes.DONE else ", in-mission)"),
         )
-    arbiter = None
-    if (
+    arbiter = _arbiter(state, to_lane, req, policy)
+    return MoveCheck(from_lane, to_lane, check.verdict, arbiter, check.self_review)
+
+
+def _target(req: MoveRequest) -> str:
+    """The requested lane, canonical (`doing` is in_progress); an unknown one is refused
+    with the nearest lane name."""
+    to_lane = lanes.canonical(req.to_lane)
+    if to_lane is None or to_lane == lanes.GENESIS:
+        known = [*lanes.LANES, *lanes.ALIASES]
+        import difflib  # only for a typo's suggestion
+
+        close = difflib.get_close_matches(req.to_lane, known, n=1, cutoff=0.6)
+        raise InvalidTransition(
+            f"unknown lane {req.to_lane!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+            "lanes: " + ", ".join(lanes.LANES) + " (doing = in_progress)",
+        )
+    return to_lane
+
+
+def _check_edge(wp_id: str, from_lane: str, to_lane: str, req: MoveRequest) -> None:
+    """The move is an edge of the table, or forced by a named actor with a note."""
+    if req.force:
+        if not req.actor:
+            raise GuardRefused(
+                f"--force on {wp_id} needs an actor", "pass --agent NAME (or set KITTY_AGENT)"
+            )
+        if not (req.note or "").strip():
+            raise GuardRefused(f"--force on {wp_id} needs a note", 'pass --note "why"')
+        return
+    if to_lane in lanes.TRANSITIONS[from_lane]:
+        return
+    targets = lanes.legal_targets(from_lane)
+    if not targets:
+        raise InvalidTransition(
+            f"{wp_id} is {from_lane}, which is final", "a done or canceled WP never moves again"
+        )
+    if from_lane == lanes.GENESIS:
+        raise InvalidTransition(
+            f"{wp_id} has no state yet (mission not finalized)", "run `kitty finalize` first"
+        )
+    raise InvalidTransition(
+        f"{wp_id} cannot move from {from_lane} to {to_lane}",
+        f'legal targets from {from_lane}: {", ".join(targets)} (or --force with --note "why")',
+    )
+
+
+def _arbiter(
+    state: WPState | None, to_lane: str, req: MoveRequest, policy: Policy
+) -> dict[str, Any] | None:
+    """The arbiter record of a forced approval or escalation at the cap (or so noted)."""
+    if not (
         req.force
         and to_lane in (lanes.APPROVED, lanes.BLOCKED)
         and (
@@ -217,13 +238,13 @@ def check_move(
             or (req.note or "").lower().startswith(("arbiter decision", "escalated"))
         )
     ):
-        arbiter = {
-            "decision": "approve" if to_lane == lanes.APPROVED else "escalate",
-            "note": req.note,
-            "by": req.actor,
-            "cycles": state.review_cycles if state else 0,
-        }
-    return MoveCheck(from_lane, to_lane, check.verdict, arbiter, check.self_review)
+        return None
+    return {
+        "decision": "approve" if to_lane == lanes.APPROVED else "escalate",
+        "note": req.note,
+        "by": req.actor,
+        "cycles": state.review_cycles if state else 0,
+    }
 
 
 def _guards(
@@ -234,10 +255,9 @@ def _guards(
     subtasks: Sequence[str],
     req: MoveRequest,
 ) -> MoveCheck:
-    verdict: str | None = None
-    self_review = None
     # A rejection carries feedback: a file, or (as in Spec Kitty) the --note alone.
     rejection_feedback = req.has_feedback or bool((req.note or "").strip())
+    verdict: str | None = None
     if from_lane == lanes.IN_REVIEW or (to_lane == lanes.APPROVED and from_lane != lanes.IN_REVIEW):
         if to_lane in (lanes.APPROVED, lanes.DONE):
             verdict = "approved"
@@ -248,69 +268,95 @@ def _guards(
     elif req.has_feedback:
         verdict = "changes_requested"
     if not req.force:
-        if to_lane in (lanes.CLAIMED, lanes.IN_REVIEW) and not req.actor:
-            raise GuardRefused(
-                f"moving {wp_id} to {to_lane} needs an actor",
-                "pass --agent NAME (or set KITTY_AGENT)",
-            )
-        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.FOR_REVIEW:
-            states = state.subtasks if state else {}
-            open_tasks = [t for t in subtasks if states.get(t) != "done"]
-            if open_tasks:
-                raise GuardRefused(
-                    f"{wp_id} has subtasks not done: {', '.join(open_tasks)}",
-                    f"kitty agent tasks mark-status {' '.join(open_tasks)} --status done",
-                )
-        if from_lane == lanes.IN_PROGRESS and to_lane == lanes.APPROVED and not req.has_feedback:
-            # Spec Kitty 3.2.7 (InProgressState -> approved) wants review evidence with a
-            # reviewer, a reference and the verdict, or force: a note is no review.
-            raise GuardRefused(
-                f"approving {wp_id} straight from in_progress records no review: "
-                "nobody reviewed it",
-                "move it to for_review for a review; or record the review you did with "
-                '--review-feedback-file FILE; or --force --note "why" (counted)',
-            )
+        _unforced_guards(wp_id, state, from_lane, to_lane, subtasks, req)
         if from_lane == lanes.IN_REVIEW:
-            if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not rejection_feedback:
-                raise GuardRefused(
-                    f"rejecting {wp_id} needs review feedback",
-                    'pass --review-feedback-file FILE or --note "what must change"',
-                )
-            if to_lane in (lanes.BLOCKED, lanes.CANCELED) and not req.note:
-                raise GuardRefused(
-                    f"moving {wp_id} out of review to {to_lane} needs a reason",
-                    "pass --note explaining the review outcome",
-                )
+            _review_exit_guards(wp_id, to_lane, req, rejection_feedback)
         if to_lane == lanes.DONE and not req.merged:
             raise GuardRefused(
                 f"{wp_id} reaches done only when its code is merged",
                 "run `kitty merge`; or --force with --note to override",
             )
-    if to_lane == lanes.APPROVED:
-        if not req.actor:
-            raise GuardRefused(
-                f"approving {wp_id} needs a reviewer identity",
-                "pass --agent NAME (or set KITTY_AGENT)",
-            )
-        implementer = state.implementer if state else None
-        fallback = (
-            req.self_review_fallback
-            and req.force
-            and req.intended_reviewer
-            and req.reviewer_failure_reason
-        )
-        if fallback:
-            self_review = {
-                "approved_by": req.actor,
-                "implementer": implementer,
-                "intended_reviewer": req.intended_reviewer,
-                "reviewer_failure_reason": req.reviewer_failure_reason,
-            }
-        if implementer and implementer == req.actor and not fallback:
-            raise GuardRefused(
-                f"{req.actor} implemented {wp_id} and cannot approve it (self-review)",
-                "have another agent review it; after a reviewer failure use --force "
-                "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R "
-                "--note ...",
-            )
+    self_review = _approval(wp_id, state, req) if to_lane == lanes.APPROVED else None
     return MoveCheck(from_lane, to_lane, verdict, None, self_review)
+
+
+def _unforced_guards(
+    wp_id: str,
+    state: WPState | None,
+    from_lane: str,
+    to_lane: str,
+    subtasks: Sequence[str],
+    req: MoveRequest,
+) -> None:
+    """A claim or review names its actor; for_review needs every subtask done; approving
+    straight from in_progress needs review evidence."""
+    if to_lane in (lanes.CLAIMED, lanes.IN_REVIEW) and not req.actor:
+        raise GuardRefused(
+            f"moving {wp_id} to {to_lane} needs an actor",
+            "pass --agent NAME (or set KITTY_AGENT)",
+        )
+    if from_lane == lanes.IN_PROGRESS and to_lane == lanes.FOR_REVIEW:
+        states = state.subtasks if state else {}
+        open_tasks = [t for t in subtasks if states.get(t) != "done"]
+        if open_tasks:
+            raise GuardRefused(
+                f"{wp_id} has subtasks not done: {', '.join(open_tasks)}",
+                f"kitty agent tasks mark-status {' '.join(open_tasks)} --status done",
+            )
+    if from_lane == lanes.IN_PROGRESS and to_lane == lanes.APPROVED and not req.has_feedback:
+        # Spec Kitty 3.2.7 (InProgressState -> approved) wants review evidence with a
+        # reviewer, a reference and the verdict, or force: a note is no review.
+        raise GuardRefused(
+            f"approving {wp_id} straight from in_progress records no review: nobody reviewed it",
+            "move it to for_review for a review; or record the review you did with "
+            '--review-feedback-file FILE; or --force --note "why" (counted)',
+        )
+
+
+def _review_exit_guards(
+    wp_id: str, to_lane: str, req: MoveRequest, rejection_feedback: bool
+) -> None:
+    """Leaving in_review unforced: a rejection needs feedback, blocked/canceled a reason."""
+    if to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and not rejection_feedback:
+        raise GuardRefused(
+            f"rejecting {wp_id} needs review feedback",
+            'pass --review-feedback-file FILE or --note "what must change"',
+        )
+    if to_lane in (lanes.BLOCKED, lanes.CANCELED) and not req.note:
+        raise GuardRefused(
+            f"moving {wp_id} out of review to {to_lane} needs a reason",
+            "pass --note explaining the review outcome",
+        )
+
+
+def _approval(wp_id: str, state: WPState | None, req: MoveRequest) -> dict[str, Any] | None:
+    """An approval names its reviewer, never the implementer, unless it is a recorded
+    self-review fallback (returned: the record the event carries)."""
+    if not req.actor:
+        raise GuardRefused(
+            f"approving {wp_id} needs a reviewer identity",
+            "pass --agent NAME (or set KITTY_AGENT)",
+        )
+    implementer = state.implementer if state else None
+    fallback = (
+        req.self_review_fallback
+        and req.force
+        and req.intended_reviewer
+        and req.reviewer_failure_reason
+    )
+    self_review = None
+    if fallback:
+        self_review = {
+            "approved_by": req.actor,
+            "implementer": implementer,
+            "intended_reviewer": req.intended_reviewer,
+            "reviewer_failure_reason": req.reviewer_failure_reason,
+        }
+    if implementer and implementer == req.actor and not fallback:
+        raise GuardRefused(
+            f"{req.actor} implemented {wp_id} and cannot approve it (self-review)",
+            "have another agent review it; after a reviewer failure use --force "
+            "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R "
+            "--note ...",
+        )
+    return self_review

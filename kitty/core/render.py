@@ -193,16 +193,7 @@ def board_text(
         )
     )
     col = max(6, (width - (len(COLUMNS) - 1)) // len(COLUMNS))
-    columns: list[list[str]] = []
-    for _title, lane_set in COLUMNS:
-        cards = [wp for wp in wps if _lane(wp) in lane_set]
-        shown = cards if max_cards is None or len(cards) <= max_cards else cards[: max_cards - 1]
-        lines: list[str] = []
-        for wp in shown:
-            lines.extend(card(wp, col))
-        if len(shown) < len(cards):
-            lines.append(clip(f"… {len(cards) - len(shown)} more", col))
-        columns.append(lines)
+    columns = [_column(wps, lane_set, col, max_cards) for _title, lane_set in COLUMNS]
     header = " ".join(
         paint(
             pad(clip(f"{t} ({len([w for w in wps if _lane(w) in s])})", col), col),
@@ -219,10 +210,33 @@ def board_text(
         out.append(printable(" ".join(cells).rstrip()))  # data, never painted
     if depth == 0:
         out.append("(no work packages yet: kitty wp add --title ...)")
-    parked = []
     if len(view.get("critical_path") or []) > 1:
         legend = f"{CRITICAL_MARK} critical path: " + " → ".join(view["critical_path"])
         out.extend(printable(line) for line in wrap(legend, width, indent="  "))
+    for line in _parked(view, wps):
+        for piece in wrap(line, width, indent="  "):
+            out.append(paint(piece, "31", colour))
+    return "\n".join(out) + "\n"
+
+
+def _column(
+    wps: Sequence[dict[str, Any]], lane_set: tuple[str, ...], col: int, max_cards: int | None
+) -> list[str]:
+    """One board column's lines: its cards, the ones past `max_cards` as `… N more`."""
+    cards = [wp for wp in wps if _lane(wp) in lane_set]
+    shown = cards if max_cards is None or len(cards) <= max_cards else cards[: max_cards - 1]
+    lines: list[str] = []
+    for wp in shown:
+        lines.extend(card(wp, col))
+    if len(shown) < len(cards):
+        lines.append(clip(f"… {len(cards) - len(shown)} more", col))
+    return lines
+
+
+def _parked(view: dict[str, Any], wps: Sequence[dict[str, Any]]) -> list[str]:
+    """What the board shows under its columns, in red: blocked and canceled WPs, arbiter
+    overrides and self-review fallbacks, leases, conflicts with their resolving command."""
+    parked = []
     for lane, label in (("blocked", "Blocked"), ("canceled", "Canceled")):
         items = [w for w in wps if w.get("lane") == lane]
         if items:
@@ -250,10 +264,7 @@ def board_text(
     for conflict in view.get("conflicts", []):
         parked.append(f"Conflict {conflict['wp_id']}: {conflict['message']}")
         parked.append(f"  resolve: {conflict['commands'][0]}")
-    for line in parked:
-        for piece in wrap(line, width, indent="  "):
-            out.append(paint(piece, "31", colour))
-    return "\n".join(out) + "\n"
+    return parked
 
 
 def list_text(view: dict[str, Any]) -> str:

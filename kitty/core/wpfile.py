@@ -173,47 +173,8 @@ def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) 
 def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
     """Parse and check one WP file on its own (mission-wide checks are in `validate`)."""
     meta, body, lines = load_front_matter(path, text)
-    file_id = wp_id_from_filename(filename)
-    for key in ("work_package_id", "title"):
-        if meta.get(key) in (None, ""):
-            raise SpecError(path, 1, f"missing '{key}'", f"add a '{key}:' line to the front matter")
-    raw_id = str(meta["work_package_id"])
-    if not re.fullmatch(r"WP\d{2,}", raw_id):
-        raise SpecError(
-            path,
-            lines.get("work_package_id", 1),
-            f"work_package_id {raw_id!r} is not of the form WP01",
-            "use 'WP' followed by two or more digits",
-        )
-    if file_id is None or file_id != raw_id:
-        raise SpecError(
-            path,
-            lines.get("work_package_id", 1),
-            f"work_package_id {raw_id} does not match the file name {filename}",
-            f"rename the file to {raw_id}-<title>.md or fix work_package_id",
-        )
-    deps_raw = parse_dependencies(meta.get("dependencies"))
-    if deps_raw is None:
-        raise SpecError(
-            path,
-            lines.get("dependencies", 1),
-            "'dependencies' must be a list of WP ids",
-            "write dependencies as a YAML list such as [WP01, WP02]",
-        )
-    deps: list[str] = []
-    for dep in deps_raw:
-        number = wp_number(dep)
-        if re.fullmatch(r"WP\d{2,}", dep):
-            deps.append(dep)  # canonical already; `WP0001` stays as written
-            continue
-        if number is None:
-            raise SpecError(
-                path,
-                lines.get("dependencies", 1),
-                f"dependency {dep!r} is not a WP id",
-                "list dependencies as WP ids such as WP01",
-            )
-        deps.append(format_wp_id(number))
+    raw_id = _checked_id(path, filename, meta, lines)
+    deps = _checked_dependencies(path, meta, lines)
     estimate = meta.get("estimate")
     if estimate is not None and (
         isinstance(estimate, bool) or not isinstance(estimate, int | float) or estimate <= 0
@@ -239,6 +200,57 @@ def parse_wp(path: str, filename: str, text: str) -> WorkPackage:
         body=body,
         key_lines=lines,
     )
+
+
+def _checked_id(path: str, filename: str, meta: dict[str, Any], lines: dict[str, int]) -> str:
+    """The WP id: present with a title, of the form WP01, and the one the file name has."""
+    file_id = wp_id_from_filename(filename)
+    for key in ("work_package_id", "title"):
+        if meta.get(key) in (None, ""):
+            raise SpecError(path, 1, f"missing '{key}'", f"add a '{key}:' line to the front matter")
+    raw_id = str(meta["work_package_id"])
+    if not re.fullmatch(r"WP\d{2,}", raw_id):
+        raise SpecError(
+            path,
+            lines.get("work_package_id", 1),
+            f"work_package_id {raw_id!r} is not of the form WP01",
+            "use 'WP' followed by two or more digits",
+        )
+    if file_id is None or file_id != raw_id:
+        raise SpecError(
+            path,
+            lines.get("work_package_id", 1),
+            f"work_package_id {raw_id} does not match the file name {filename}",
+            f"rename the file to {raw_id}-<title>.md or fix work_package_id",
+        )
+    return raw_id
+
+
+def _checked_dependencies(path: str, meta: dict[str, Any], lines: dict[str, int]) -> list[str]:
+    """The dependencies as WP ids (`3`, `WP3` -> WP03; `WP0001` stays as written)."""
+    deps_raw = parse_dependencies(meta.get("dependencies"))
+    if deps_raw is None:
+        raise SpecError(
+            path,
+            lines.get("dependencies", 1),
+            "'dependencies' must be a list of WP ids",
+            "write dependencies as a YAML list such as [WP01, WP02]",
+        )
+    deps: list[str] = []
+    for dep in deps_raw:
+        number = wp_number(dep)
+        if re.fullmatch(r"WP\d{2,}", dep):
+            deps.append(dep)  # canonical already; `WP0001` stays as written
+            continue
+        if number is None:
+            raise SpecError(
+                path,
+                lines.get("dependencies", 1),
+                f"dependency {dep!r} is not a WP id",
+                "list dependencies as WP ids such as WP01",
+            )
+        deps.append(format_wp_id(number))
+    return deps
 
 
 _BREAKS = frozenset("\n\r\x85\u2028\u2029")

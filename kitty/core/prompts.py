@@ -52,9 +52,8 @@ def _cmd(ctx: PromptContext, rest: str) -> str:
 
 def implement_prompt(ctx: PromptContext) -> str:
     wp = ctx.wp
-    out: list[str] = []
     if ctx.feedback is not None:
-        out += [
+        out = [
             f"# Fix {wp.wp_id} – {wp.title}",
             "",
             f"This is cycle {ctx.cycles}/{ctx.max_cycles}: a reviewer sent this work package "
@@ -67,7 +66,7 @@ def implement_prompt(ctx: PromptContext) -> str:
             "",
         ]
     else:
-        out += [f"# Implement {wp.wp_id} – {wp.title}", ""]
+        out = [f"# Implement {wp.wp_id} – {wp.title}", ""]
     out += [
         "## Workspace",
         "",
@@ -83,8 +82,13 @@ def implement_prompt(ctx: PromptContext) -> str:
         out.append("")
     body = placeholders.strip(wp.body).strip()
     out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", body, ""]
-    tasks = " ".join(wp.subtasks)
-    out += ["## Definition of done", ""]
+    return "\n".join(out + _done_and_finish(ctx)) + "\n"
+
+
+def _done_and_finish(ctx: PromptContext) -> list[str]:
+    """The implementation prompt's end: the definition of done, then the exact commands."""
+    wp = ctx.wp
+    out = ["## Definition of done", ""]
     if wp.subtasks:
         out.append(f"- Every subtask is done: {', '.join(wp.subtasks)}.")
     out += [
@@ -102,6 +106,7 @@ def implement_prompt(ctx: PromptContext) -> str:
     ]
     step = 2
     if wp.subtasks:
+        tasks = " ".join(wp.subtasks)
         out.append(
             f"{step}. `{_cmd(ctx, f'mark-status {tasks}')} --status done --agent {_q(ctx.agent)}`"
         )
@@ -110,7 +115,7 @@ def implement_prompt(ctx: PromptContext) -> str:
         f"{step}. `{_cmd(ctx, f'move-task {wp.wp_id}')} --to for_review --agent {_q(ctx.agent)} "
         f'--note "Ready for review: <summary>"`'
     )
-    return "\n".join(out) + "\n"
+    return out
 
 
 def review_prompt(ctx: PromptContext) -> str:
@@ -127,22 +132,7 @@ def review_prompt(ctx: PromptContext) -> str:
         f"    cd {ctx.workspace}",
         "",
     ]
-    out += ["## The changes of this work package", ""]
-    if ctx.base and ctx.branch:
-        out += [
-            f"    git -C {ctx.workspace} diff {ctx.base}..{ctx.branch}",
-            f"    git -C {ctx.workspace} log --oneline {ctx.base}..{ctx.branch}",
-            "",
-        ]
-    if ctx.commits:
-        out += ["Commits:", *[f"- {c}" for c in ctx.commits[:30]], ""]
-    if ctx.changed_files:
-        out += ["Changed files:", *[f"- {f}" for f in ctx.changed_files[:100]], ""]
-        if wp.owned_files:
-            out.append(
-                f"Write scope (owned_files): {', '.join(wp.owned_files)}. Flag changes outside it."
-            )
-            out.append("")
+    out += _review_changes(ctx)
     body = placeholders.strip(wp.body).strip()
     out += ["## Acceptance criteria (the work package)", "", body, ""]
     if wp.subtasks:
@@ -162,23 +152,48 @@ def review_prompt(ctx: PromptContext) -> str:
             for wid, title in ctx.dependents
         ]
         out.append("")
-    out += [
+    return "\n".join(out + _verdicts(ctx))
+
+
+def _review_changes(ctx: PromptContext) -> list[str]:
+    """How to see the WP's changes, its commits and changed files (and its write scope)."""
+    out = ["## The changes of this work package", ""]
+    if ctx.base and ctx.branch:
+        out += [
+            f"    git -C {ctx.workspace} diff {ctx.base}..{ctx.branch}",
+            f"    git -C {ctx.workspace} log --oneline {ctx.base}..{ctx.branch}",
+            "",
+        ]
+    if ctx.commits:
+        out += ["Commits:", *[f"- {c}" for c in ctx.commits[:30]], ""]
+    if ctx.changed_files:
+        out += ["Changed files:", *[f"- {f}" for f in ctx.changed_files[:100]], ""]
+        if ctx.wp.owned_files:
+            out.append(
+                f"Write scope (owned_files): {', '.join(ctx.wp.owned_files)}. "
+                "Flag changes outside it."
+            )
+            out.append("")
+    return out
+
+
+def _verdicts(ctx: PromptContext) -> list[str]:
+    """The review prompt's end: the verdict commands, exactly one of which runs."""
+    move = _cmd(ctx, f"move-task {ctx.wp.wp_id}")
+    return [
         "## Verdict: run exactly one",
         "",
         "Approve:",
         "",
-        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to approved --agent {_q(ctx.agent)} "
-        '--note "Review passed: <summary>"',
+        f'    {move} --to approved --agent {_q(ctx.agent)} --note "Review passed: <summary>"',
         "",
         "Reject (write what must change to a file first):",
         "",
-        f"    {_cmd(ctx, f'move-task {wp.wp_id}')} --to planned --agent {_q(ctx.agent)} "
-        "--review-feedback-file <feedback.md>",
+        f"    {move} --to planned --agent {_q(ctx.agent)} --review-feedback-file <feedback.md>",
         "",
         "Or submit structured findings (see `kitty review schema`):",
         "",
-        f"    kitty review submit {wp.wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)} "
+        f"    kitty review submit {ctx.wp.wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)} "
         "--findings <findings.json>",
         "",
     ]
-    return "\n".join(out)

@@ -1,4 +1,5 @@
-"""`kitty accept` and `kitty merge`: readiness, then lanes → mission branch → target."""
+"""`kitty merge`: lanes → mission branch → target, once `kitty accept`
+(kitty.services.acceptance) recorded the mission ready."""
 
 from __future__ import annotations
 
@@ -12,152 +13,15 @@ from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.snapshot import sort_ids
 from kitty.core.state import Board
-from kitty.core.transitions import MoveRequest, check_move, issue_blockers
+from kitty.core.transitions import MoveRequest, Policy, check_move, issue_blockers
 from kitty.errors import GitError, GuardRefused, UsageError
+from kitty.services.acceptance import NotReady, accept, active_ids
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
 from kitty.services.worktrees import lane_branch, lane_path, mission_branch, target_branch
 
-
-class NotReady(GuardRefused):
-    code = "not_ready"
-
-    def __init__(self, what: str, problems: list[str], hint: str) -> None:
-        super().__init__(f"{what}: {len(problems)} problem(s)\n  " + "\n  ".join(problems), hint)
-        self.problems = problems
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(super().to_json(), problems=self.problems)
-
-
-def _active(mission: Mission) -> list[str]:
-    return [w for w in mission.all_ids() if mission.board.lane(w) != lanes.CANCELED]
-
-
-def readiness(mission: Mission) -> list[str]:
-    """Every reason the mission cannot be accepted, all at once."""
-    from kitty.adapters.gitrepo import Git
-
-    board = mission.board
-    problems = []
-    for wp_id in _active(mission):
-        lane = board.lane(wp_id)
-        if lane not in lanes.SATISFIED:
-            problems.append(f"{wp_id} is {lane or 'not finalized'} (needs approved or done)")
-        wp = mission.wps.get(wp_id)
-        st = board.wps.get(wp_id)
-        if wp and st and lane != lanes.APPROVED:  # approved: accept records them (_remarks)
-            open_tasks = [t for t in wp.subtasks if st.subtasks.get(t) != "done"]
-            if open_tasks:
-                problems.append(f"{wp_id} subtasks not done: {', '.join(open_tasks)}")
-    for row in mission.policy().issue_rows:
-        verdict = row.verdict.strip().lower()
-        if verdict in ("", "unknown"):
-            problems.append(f"{row.source}: {row.issue} has verdict {verdict or 'empty'}")
-        elif verdict == "in-mission":
-            problems.append(
-                f"{row.source}: {row.issue} is still in-mission "
-                "(give it a final verdict before the merge)"
-            )
-    for lane in (mission.lanes_doc or {}).get("lanes", []):
-        path = lane_path(mission, str(lane["lane_id"]))
-        if path.is_dir():
-            dirty = Git(path).changed_paths()
-            if dirty:
-                problems.append(
-                    f"{lane['lane_id']} worktree has uncommitted changes: " + ", ".join(dirty[:8])
-                )
-    return problems
-
-
-def _remarks(mission: Mission, board: Board) -> dict[str, dict[str, Any]]:
-    """Approved WPs whose subtasks are not all done (a rejection reset them; the approval
-    that followed, an arbiter's or a forced one, did not re-mark them): accept records them
-    done as actor `accept`, naming the approval, instead of in someone's name."""
-    found: dict[str, dict[str, Any]] = {}
-    for wp_id in _active(mission):
-        st = board.wps.get(wp_id)
-        wp = mission.wps.get(wp_id)
-        if st is None or wp is None or st.lane != lanes.APPROVED:
-            continue
-        left = [t for t in wp.subtasks if st.subtasks.get(t) != "done"]
-        if not left:
-            continue
-        if st.arbiter and st.arbiter.get("to_lane") == lanes.APPROVED:
-            how = f"an arbiter decision of {st.arbiter.get('by') or 'unknown'}"
-        elif st.reviews and st.reviews[-1].verdict == "approved":
-            how = f"{st.reviews[-1].reviewer or 'unknown'}'s approval"
-        else:
-            how = f"{st.actor or 'unknown'}'s move"
-        found[wp_id] = {
-            "subtasks": left,
-            "note": f"subtasks {', '.join(left)} marked done at acceptance: {wp_id} was "
-            f"approved by {how} after a rejection reset them, without re-implementation",
-        }
-    return found
-
-
-def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
-
-    if mission.meta.get("accepted_at"):
-        return {
-            "mission": mission.slug,
-            "accepted": True,
-            "already": True,
-            "accepted_at": mission.meta["accepted_at"],
-            "problems": [],
-        }
-    problems = readiness(mission)
-    if problems:
-        raise NotReady(
-            f"{mission.slug} is not ready to accept",
-            problems,
-            "fix every problem listed, then run `kitty accept` again",
-        )
-    who = mission.actor(agent)
-    commit = Git(mission.project.root).sha()
-
-    def build(board: Board) -> list[dict[str, Any]]:
-        at = format_at(eventlog.now_us())
-        meta = dict(mission.meta)
-        remarks = _remarks(mission, board)
-        record: dict[str, Any] = {
-            "accept_commit": commit,
-            "accepted_at": at,
-            "accepted_by": who,
-            "acceptance_mode": "local",
-        }
-        if remarks:
-            record["subtasks_marked_done"] = {w: r["subtasks"] for w, r in remarks.items()}
-        meta.update(record)
-        meta["acceptance_history"] = [*meta.get("acceptance_history", []), record]
-        atomic_write(mission.dir / "meta.json", dump_json(meta))
-        marks = [
-            mission.annotation(
-                wp_id,
-                "accept",
-                {"subtasks": dict.fromkeys(r["subtasks"], "done"), "note": r["note"] + f" ({who})"},
-            )
-            for wp_id, r in sorted(remarks.items())
-        ]
-        return [
-            *marks,
-            {"event_type": "MissionAccepted", "mission_slug": mission.slug, "payload": record},
-        ]
-
-    mission.record(build)
-    mission.refresh()
-    autocommit(mission, f"accept {mission.slug}")
-    return {
-        "mission": mission.slug,
-        "accepted": True,
-        "already": False,
-        "accepted_at": mission.meta.get("accepted_at"),
-        "accepted_by": who,
-        "accept_commit": commit,
-        "problems": [],
-    }
+#: `kitty accept` lives in kitty.services.acceptance; importable from here as before.
+__all__ = ["MergeConflict", "NotReady", "accept", "dry_run", "merge", "plan"]
 
 
 # -- merge -------------------------------------------------------------------
@@ -200,11 +64,11 @@ def _preflight(mission: Mission) -> None:
         )
     problems = [
         f"{w} is {mission.board.lane(w)}"
-        for w in _active(mission)
+        for w in active_ids(mission)
         if mission.board.lane(w) not in lanes.SATISFIED
     ]
     rows = mission.policy().issue_rows
-    for wp_id in _active(mission):
+    for wp_id in active_ids(mission):
         problems += [
             f"{rows[0].source} blocks {wp_id}: {b}" for b in issue_blockers(wp_id, lanes.DONE, rows)
         ]
@@ -392,55 +256,13 @@ def _finish(
     with_branch = {w for s in state["steps"] if s["kind"] == "lane" for w in s["wp_ids"]}
     # A WP approved without a lane branch (e.g. an arbiter approval before any
     # implementation) has no code of its own; the mission's merge completes it too.
-    merged_wps = sort_ids(with_branch | set(_active(mission)))
+    merged_wps = sort_ids(with_branch | set(active_ids(mission)))
     policy = mission.policy()
-
-    def build(board: Board) -> list[dict[str, Any]]:
-        records = []
-        for wp_id in merged_wps:
-            st = board.wps.get(wp_id)
-            if st is None or st.lane == lanes.DONE:
-                continue
-            wp = mission.wps.get(wp_id)
-            check = check_move(
-                wp_id,
-                st,
-                wp.subtasks if wp else (),
-                MoveRequest(lanes.DONE, "merge", merged=True),
-                policy,
-                mission.slug,
-            )
-            records.append(
-                mission.transition(
-                    wp_id,
-                    check.from_lane,
-                    lanes.DONE,
-                    "merge",
-                    reason=f"merged in {state.get('merge_commit')}"
-                    + ("" if wp_id in with_branch else " (no lane branch: nothing of its own)"),
-                )
-            )
-        meta = dict(mission.meta)
-        meta.update(
-            merged_at=format_at(eventlog.now_us()),
-            merge_commit=state.get("merge_commit"),
-            merge_strategy=state["strategy"],
-        )
-        atomic_write(mission.dir / "meta.json", dump_json(meta))
-        return records
-
-    records = mission.record(build)
+    records = mission.record(
+        lambda board: _merged_records(mission, board, state, merged_wps, with_branch, policy)
+    )
     git.remove_worktree(wt.path, force=True)
-    removed = []
-    if not state["keep_worktrees"]:
-        for step in state["steps"]:
-            if step["kind"] != "lane":
-                continue
-            path = lane_path(mission, step["lane_id"])
-            if path.is_dir():
-                git.remove_worktree(path, force=False)
-            git.delete_branch(step["branch"])
-            removed.append(step["lane_id"])
+    removed = [] if state["keep_worktrees"] else _remove_lanes(mission, git, state)
     state_file.unlink(missing_ok=True)
     mission.refresh()
     autocommit(mission, f"merge {mission.slug}")
@@ -454,6 +276,63 @@ def _finish(
         "removed_lanes": removed,
         "steps": state["steps"],
     }
+
+
+def _merged_records(
+    mission: Mission,
+    board: Board,
+    state: dict[str, Any],
+    merged_wps: list[str],
+    with_branch: set[str],
+    policy: Policy,
+) -> list[dict[str, Any]]:
+    """Every merged WP to done (and the merge into meta.json)."""
+    records = []
+    for wp_id in merged_wps:
+        st = board.wps.get(wp_id)
+        if st is None or st.lane == lanes.DONE:
+            continue
+        wp = mission.wps.get(wp_id)
+        check = check_move(
+            wp_id,
+            st,
+            wp.subtasks if wp else (),
+            MoveRequest(lanes.DONE, "merge", merged=True),
+            policy,
+            mission.slug,
+        )
+        records.append(
+            mission.transition(
+                wp_id,
+                check.from_lane,
+                lanes.DONE,
+                "merge",
+                reason=f"merged in {state.get('merge_commit')}"
+                + ("" if wp_id in with_branch else " (no lane branch: nothing of its own)"),
+            )
+        )
+    meta = dict(mission.meta)
+    meta.update(
+        merged_at=format_at(eventlog.now_us()),
+        merge_commit=state.get("merge_commit"),
+        merge_strategy=state["strategy"],
+    )
+    atomic_write(mission.dir / "meta.json", dump_json(meta))
+    return records
+
+
+def _remove_lanes(mission: Mission, git: Any, state: dict[str, Any]) -> list[str]:
+    """Remove the merged lanes' worktrees and branches; their lane ids."""
+    removed = []
+    for step in state["steps"]:
+        if step["kind"] != "lane":
+            continue
+        path = lane_path(mission, step["lane_id"])
+        if path.is_dir():
+            git.remove_worktree(path, force=False)
+        git.delete_branch(step["branch"])
+        removed.append(step["lane_id"])
+    return removed
 
 
 def _abort(mission: Mission, state_file: Path) -> dict[str, Any]:

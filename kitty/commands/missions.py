@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from kitty.commands.base import cwd, json_option, mission_option, open_mission
 from kitty.output import emit, warn
+
+#: A click option decorator (what body_file_option and list_option return).
+Option = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def list_option(*decls: str, metavar: str, help: str) -> Option:
+    """A repeatable option of the `kitty wp` commands (one definition for all of them)."""
+    return click.option(*decls, multiple=True, metavar=metavar, help=help)
+
+
+def body_file_option(help: str) -> Option:
+    """`--body-file FILE` ('-': stdin) of `kitty wp add` and `kitty wp edit`."""
+    return click.option(
+        "--body-file",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help=help,
+    )
 
 
 @click.group()
@@ -91,18 +110,14 @@ def wp() -> None:
 @wp.command("add")
 @mission_option
 @click.option("--title", "-t", required=True, help="What the WP delivers.")
-@click.option(
+@list_option(
     "--depends-on",
     "depends_on",
-    multiple=True,
     metavar="WP01,WP02",
     help="Dependencies (comma-separated or repeated).",
 )
-@click.option(
-    "--owns",
-    multiple=True,
-    metavar="GLOB",
-    help="A path or glob this WP writes (repeatable): its write scope.",
+@list_option(
+    "--owns", metavar="GLOB", help="A path or glob this WP writes (repeatable): its write scope."
 )
 @click.option(
     "--subtasks",
@@ -112,19 +127,13 @@ def wp() -> None:
     help="How many subtask ids (T001...) to allocate (at least one per --subtask).",
 )
 @click.option("--objective", metavar="TEXT", help="What the WP delivers (its Objectives section).")
-@click.option(
+@list_option(
     "--subtask",
     "subtask_texts",
-    multiple=True,
     metavar="TEXT",
     help="A subtask, one line (repeatable): allocates the next T-id with this text.",
 )
-@click.option(
-    "--body-file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="The whole Markdown body from FILE ('-': stdin), instead of the template.",
-)
+@body_file_option("The whole Markdown body from FILE ('-': stdin), instead of the template.")
 @json_option
 @click.pass_context
 def wp_add(

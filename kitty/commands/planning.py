@@ -2,45 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from kitty.commands.base import json_option, mission_option, open_mission
-from kitty.commands.missions import wp
+from kitty.commands.missions import Option, body_file_option, list_option, wp
 from kitty.output import emit
+
+
+def _wp_command(name: str, *options: Option) -> Callable[[Callable[..., int]], click.Command]:
+    """`kitty wp NAME WP [--mission M] OPTIONS [--json]`: the shape edit, depend, split and
+    show share (one definition; the options listed in the order given)."""
+
+    def make(func: Callable[..., int]) -> click.Command:
+        shape: tuple[Option, ...] = (
+            click.argument("wp_id", metavar="WP"),
+            mission_option,
+            *options,
+            json_option,
+        )
+        command: Callable[..., Any] = click.pass_context(func)
+        for option in reversed(shape):
+            command = option(command)
+        return wp.command(name)(command)
+
+    return make
 
 
 def _next_line(result: dict[str, Any]) -> str:
     return f"\nnext: {result['next']} (recomputes the lanes)" if result.get("next") else ""
 
 
-@wp.command("edit")
-@click.argument("wp_id", metavar="WP")
-@mission_option
-@click.option("--title", "-t", help="A new title.")
-@click.option("--objective", metavar="TEXT", help="A new text for the Objectives section.")
-@click.option(
-    "--owns",
-    multiple=True,
-    metavar="GLOB",
-    help="Replace the owned files with these (repeatable).",
+@_wp_command(
+    "edit",
+    click.option("--title", "-t", help="A new title."),
+    click.option("--objective", metavar="TEXT", help="A new text for the Objectives section."),
+    list_option("--owns", metavar="GLOB", help="Replace the owned files with these (repeatable)."),
+    list_option(
+        "--depends-on",
+        "depends_on",
+        metavar="WP01,WP02",
+        help="Replace the dependencies with these ('' for none).",
+    ),
+    body_file_option("Replace the Markdown body (under the heading) with FILE ('-': stdin)."),
 )
-@click.option(
-    "--depends-on",
-    "depends_on",
-    multiple=True,
-    metavar="WP01,WP02",
-    help="Replace the dependencies with these ('' for none).",
-)
-@click.option(
-    "--body-file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Replace the Markdown body (under the heading) with FILE ('-': stdin).",
-)
-@json_option
-@click.pass_context
 def wp_edit(
     ctx: click.Context,
     wp_id: str,
@@ -64,8 +71,8 @@ def wp_edit(
       kitty wp edit WP02 --owns 'web/cart/**' --owns 'web/shared/cart.css'
       kitty wp edit WP02 --depends-on WP01,WP03
     """
-    from kitty.services.missions import read_body
     from kitty.services.planning import edit
+    from kitty.services.wp_add import read_body
 
     result = edit(
         open_mission(ctx, mission),
@@ -85,13 +92,11 @@ def wp_edit(
     return 0
 
 
-@wp.command("depend")
-@click.argument("wp_id", metavar="WP")
-@mission_option
-@click.option("--on", "on", multiple=True, metavar="WP01,WP02", help="Dependencies to add.")
-@click.option("--remove", multiple=True, metavar="WP01", help="Dependencies to remove.")
-@json_option
-@click.pass_context
+@_wp_command(
+    "depend",
+    list_option("--on", "on", metavar="WP01,WP02", help="Dependencies to add."),
+    list_option("--remove", metavar="WP01", help="Dependencies to remove."),
+)
 def wp_depend(
     ctx: click.Context,
     wp_id: str,
@@ -119,25 +124,17 @@ def wp_depend(
     return 0
 
 
-@wp.command("split")
-@click.argument("wp_id", metavar="WP")
-@mission_option
-@click.option("--title", "-t", required=True, help="The new WP's title.")
-@click.option(
-    "--move",
-    multiple=True,
-    metavar="T004,T005",
-    help="Subtasks that move to the new WP (with their text).",
+@_wp_command(
+    "split",
+    click.option("--title", "-t", required=True, help="The new WP's title."),
+    list_option(
+        "--move", metavar="T004,T005", help="Subtasks that move to the new WP (with their text)."
+    ),
+    click.option("--objective", metavar="TEXT", help="The new WP's objective."),
+    list_option(
+        "--owns", metavar="GLOB", help="The new WP's owned files (default: the original's)."
+    ),
 )
-@click.option("--objective", metavar="TEXT", help="The new WP's objective.")
-@click.option(
-    "--owns",
-    multiple=True,
-    metavar="GLOB",
-    help="The new WP's owned files (default: the original's).",
-)
-@json_option
-@click.pass_context
 def wp_split(
     ctx: click.Context,
     wp_id: str,
@@ -210,11 +207,7 @@ def show_text(view: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n\n" + str(view["body"])
 
 
-@wp.command("show")
-@click.argument("wp_id", metavar="WP")
-@mission_option
-@json_option
-@click.pass_context
+@_wp_command("show")
 def wp_show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) -> int:
     """Show one WP: lane, subtasks, owned files, body and its dependency tree both ways
     ("Depends on …" and "Dependents …"). Reads only.

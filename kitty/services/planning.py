@@ -22,6 +22,9 @@ from kitty.core.snapshot import sort_ids
 from kitty.core.wpfile import dump_front_matter, load_front_matter, one_line, parse_wp
 from kitty.errors import DependencyCycle, GuardRefused, NotFound, UsageError
 from kitty.services.workspace import Mission
+from kitty.services.wp_view import search, show, summary
+
+__all__ = ["depend", "edit", "search", "show", "split"]
 
 #: Lanes in which a WP's plan may still be cut in two (nobody works on it).
 SPLITTABLE = (None, lanes.PLANNED, lanes.BLOCKED)
@@ -197,7 +200,7 @@ def edit(
             draft.body = "\n" + (f"{heading}\n\n" if heading else "") + body.rstrip("\n") + "\n"
             changed.append("body")
         _write(mission, [draft])
-    return {**_summary(mission, wp_id), "changed": changed, **_refinalize(mission)}
+    return {**summary(mission, wp_id), "changed": changed, **_refinalize(mission)}
 
 
 def depend(
@@ -219,7 +222,7 @@ def depend(
         draft.meta["dependencies"] = new
         _write(mission, [draft])
     return {
-        **_summary(mission, wp_id),
+        **summary(mission, wp_id),
         "added": [d for d in adding if d not in current],
         "removed": [d for d in removing if d in current],
         **_refinalize(mission),
@@ -237,59 +240,18 @@ def split(
     """Cut a WP that is not being worked on in two: a new WP takes the subtasks `move` names
     (front matter and body lines), the original's dependencies, and `owns` (default: the
     original's owned files); every WP that depended on the original depends on both."""
-    from kitty.services.missions import Content, add_wp
+    from kitty.services.wp_add import Content, add_wp
 
     _check_text("title", title, one=True)
     wp_id = mission.resolve_wp(wp_text)
-    lane = mission.board.lane(wp_id)
-    if lane not in SPLITTABLE:
-        raise GuardRefused(
-            f"{wp_id} is {lane}: only a WP nobody works on can be split",
-            "split it while it is planned or blocked (or before finalize)",
-        )
-    original = mission.wps.get(wp_id)
-    if original is None:
-        raise NotFound(f"{wp_id} has no readable WP file", f"kitty doctor --mission {mission.slug}")
-    moving = list(dict.fromkeys(t.strip().upper() for part in move or [] for t in part.split(",")))
-    moving = [t for t in moving if t]
-    unknown = [t for t in moving if t not in original.subtasks]
-    if unknown:
-        raise NotFound(
-            f"{wp_id} has no subtask {', '.join(unknown)}",
-            f"its subtasks: {', '.join(original.subtasks) or 'none'}",
-        )
-    if moving and len(moving) == len(original.subtasks):
-        raise UsageError(
-            f"moving every subtask of {wp_id} would leave it empty",
-            "keep at least one, or edit its title instead",
-        )
+    original = _splittable(mission, wp_id)
+    moving = _moving(wp_id, original, move)
     lines = {t: _subtask_text(original.body, t) for t in moving}
     content = Content(objective=objective, subtasks=tuple(lines[t] or t for t in moving))
     dependents: list[str] = []
 
     def rewire(added: dict[str, Any], new: WorkPackage) -> Callable[[], None]:
-        """Under add_wp's lock, before anything is written: the original without the moved
-        subtasks, its dependents also waiting for the new WP, all checked."""
-        mission.refresh()
-        drafts = []
-        draft = _draft(mission, wp_id)
-        if mission.board.lane(wp_id) not in SPLITTABLE:
-            raise GuardRefused(f"{wp_id} was claimed meanwhile", "nothing was written")
-        if moving:
-            draft.meta["subtasks"] = [t for t in draft.wp.subtasks if t not in moving]
-            draft.body = "\n".join(
-                ln for ln in draft.body.split("\n") if not any(_mentions(ln, t) for t in moving)
-            )
-            drafts.append(draft)
-        dependents.extend(
-            sort_ids(w.wp_id for w in mission.wps.values() if wp_id in w.dependencies)
-        )
-        for other in dependents:
-            dep_draft = _draft(mission, other)
-            dep_draft.meta["dependencies"] = [*dep_draft.wp.dependencies, new.wp_id]
-            drafts.append(dep_draft)
-        _check(mission, drafts, new)
-        return lambda: _commit(mission, drafts)
+        return _rewire(mission, wp_id, moving, dependents, new)
 
     added = add_wp(
         mission,
@@ -308,6 +270,65 @@ def split(
         "dependents_updated": dependents,
         **_refinalize(mission),
     }
+
+
+def _splittable(mission: Mission, wp_id: str) -> WorkPackage:
+    """The WP to split: nobody works on it, and its file reads."""
+    lane = mission.board.lane(wp_id)
+    if lane not in SPLITTABLE:
+        raise GuardRefused(
+            f"{wp_id} is {lane}: only a WP nobody works on can be split",
+            "split it while it is planned or blocked (or before finalize)",
+        )
+    original = mission.wps.get(wp_id)
+    if original is None:
+        raise NotFound(f"{wp_id} has no readable WP file", f"kitty doctor --mission {mission.slug}")
+    return original
+
+
+def _moving(wp_id: str, original: WorkPackage, move: list[str] | None) -> list[str]:
+    """The subtask ids `--move` names (`t4,T005`: upper-cased, once each): the original's,
+    and not all of them."""
+    moving = list(dict.fromkeys(t.strip().upper() for part in move or [] for t in part.split(",")))
+    moving = [t for t in moving if t]
+    unknown = [t for t in moving if t not in original.subtasks]
+    if unknown:
+        raise NotFound(
+            f"{wp_id} has no subtask {', '.join(unknown)}",
+            f"its subtasks: {', '.join(original.subtasks) or 'none'}",
+        )
+    if moving and len(moving) == len(original.subtasks):
+        raise UsageError(
+            f"moving every subtask of {wp_id} would leave it empty",
+            "keep at least one, or edit its title instead",
+        )
+    return moving
+
+
+def _rewire(
+    mission: Mission, wp_id: str, moving: list[str], dependents: list[str], new: WorkPackage
+) -> Callable[[], None]:
+    """Under add_wp's lock, before anything is written: the original without the moved
+    subtasks, its dependents (added to `dependents`) also waiting for the new WP, all
+    checked. Returns what writes them."""
+    mission.refresh()
+    drafts = []
+    draft = _draft(mission, wp_id)
+    if mission.board.lane(wp_id) not in SPLITTABLE:
+        raise GuardRefused(f"{wp_id} was claimed meanwhile", "nothing was written")
+    if moving:
+        draft.meta["subtasks"] = [t for t in draft.wp.subtasks if t not in moving]
+        draft.body = "\n".join(
+            ln for ln in draft.body.split("\n") if not any(_mentions(ln, t) for t in moving)
+        )
+        drafts.append(draft)
+    dependents.extend(sort_ids(w.wp_id for w in mission.wps.values() if wp_id in w.dependencies))
+    for other in dependents:
+        dep_draft = _draft(mission, other)
+        dep_draft.meta["dependencies"] = [*dep_draft.wp.dependencies, new.wp_id]
+        drafts.append(dep_draft)
+    _check(mission, drafts, new)
+    return lambda: _commit(mission, drafts)
 
 
 _TASK_LINE = r"^\s*-\s*\[[ xX]\]\s*{}\b:?\s*(.*)$"
@@ -330,97 +351,3 @@ def _refinalize(mission: Mission) -> dict[str, Any]:
     if mission.lanes_doc is None:
         return {"next": None}
     return {"next": f"kitty finalize --mission {mission.slug}"}
-
-
-def _summary(mission: Mission, wp_id: str) -> dict[str, Any]:
-    wp = mission.wps[wp_id]
-    return {
-        "mission": mission.slug,
-        "wp_id": wp_id,
-        "title": wp.title,
-        "dependencies": list(wp.dependencies),
-        "owned_files": list(wp.owned_files),
-        "subtasks": list(wp.subtasks),
-        "path": wp.path,
-    }
-
-
-# -- reads ------------------------------------------------------------------------------
-
-
-def _node(mission: Mission, wp_id: str) -> dict[str, Any]:
-    wp = mission.wps.get(wp_id)
-    return {"id": wp_id, "title": wp.title if wp else None, "lane": mission.board.lane(wp_id)}
-
-
-def _tree(
-    mission: Mission, wp_id: str, edges: dict[str, list[str]], path: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    out = []
-    for other in sort_ids(edges.get(wp_id, [])):
-        node = _node(mission, other)
-        if other in path:
-            node["cycle"] = True
-            node["children"] = []
-        else:
-            node["children"] = _tree(mission, other, edges, (*path, other))
-        out.append(node)
-    return out
-
-
-def show(mission: Mission, wp_text: str) -> dict[str, Any]:
-    """One WP: its fields, lane, subtasks with their status, body, and the dependency tree
-    both ways (what it depends on, transitively; what depends on it)."""
-    wp_id = mission.resolve_wp(wp_text)
-    wp = mission.wps.get(wp_id)
-    if wp is None:
-        raise NotFound(
-            f"{wp_id} has events but no readable WP file",
-            f"kitty doctor --mission {mission.slug} lists the problems",
-        )
-    state = mission.board.wps.get(wp_id)
-    up = {w.wp_id: list(w.dependencies) for w in mission.wps.values()}
-    down: dict[str, list[str]] = {}
-    for other, deps in up.items():
-        for dep in deps:
-            down.setdefault(dep, []).append(other)
-    statuses = state.subtasks if state else {}
-    return {
-        **_summary(mission, wp_id),
-        "lane": state.lane if state else None,
-        "agent": state.agent if state else None,
-        "review_cycles": state.review_cycles if state else 0,
-        "subtask_status": {t: statuses.get(t, "planned") for t in wp.subtasks},
-        "dependents": sort_ids(down.get(wp_id, [])),
-        "depends_on_tree": _tree(mission, wp_id, up, (wp_id,)),
-        "dependents_tree": _tree(mission, wp_id, down, (wp_id,)),
-        "body": wp.body.strip("\n"),
-    }
-
-
-def search(mission: Mission, query: str, lane: str | None = None) -> dict[str, Any]:
-    """WPs whose id, title, owned files or body hold every word of `query` (any case), with
-    the matching lines of their file."""
-    words = query.lower().split()
-    if not words:
-        raise UsageError("the search query is empty", 'for example: kitty wp search "cart api"')
-    if lane is not None:
-        lane = lanes.ALIASES.get(lane, lane)
-        if lane not in lanes.LANES:
-            raise UsageError(f"no lane {lane!r}", "lanes: " + ", ".join(lanes.LANES))
-    hits = []
-    for wp_id in sort_ids(mission.wps):
-        wp = mission.wps[wp_id]
-        current = mission.board.lane(wp_id)
-        if lane is not None and current != lane:
-            continue
-        haystack = "\n".join([wp_id, wp.title, *wp.owned_files, wp.body]).lower()
-        if not all(w in haystack for w in words):
-            continue
-        matches = []
-        text = read_text(mission.project.root / wp.path, wp.path) or ""
-        for number, line in enumerate(text.split("\n"), start=1):
-            if any(w in line.lower() for w in words):
-                matches.append({"line": number, "text": line.strip()[:200]})
-        hits.append({**_node(mission, wp_id), "path": wp.path, "matches": matches[:5]})
-    return {"mission": mission.slug, "query": query, "lane": lane, "results": hits}

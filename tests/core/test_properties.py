@@ -22,7 +22,7 @@ from kitty.core.events import Annotation, LogWarning, Transition, parse_lines, p
 from kitty.core.state import replay
 from kitty.core.wpfile import parse_wp
 from kitty.errors import SpecError
-from kitty.services.missions import _render_wp
+from kitty.services.wp_add import _render_wp
 
 PROPERTY = settings(
     database=None,

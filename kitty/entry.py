@@ -8,17 +8,20 @@ importing click (kitty/fastpath.py); everything else goes to `kitty.cli`.
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def main() -> NoReturn:
     from kitty import fastpath
-    from kitty.adapters import snapshots
 
-    snapshots.FREEZE = True  # this process exits after the command
-    code = fastpath.run(sys.argv[1:])
+    code = fastpath.run(sys.argv[1:], freeze=True)  # this process exits after the command
     if code is None:
+        from kitty.adapters import snapshots
         from kitty.cli import main as full
 
+        snapshots.FREEZE = True
         full()
     sys.exit(code)

@@ -29,8 +29,12 @@ the same bytes and append the same events.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+
+from kitty.core.lanes import SUBTASK_STATUSES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _VALUED = {
     "--mission": "mission",
@@ -44,22 +48,30 @@ _VALUED = {
 }
 _FLAGS = {"--json": "json", "--claim": "claim", "--force": "force"}
 _MOVE = {"mission", "agent", "note", "force", "json"}
-#: command words -> (positional argument names, option names); `*name`: any number of them
-_COMMANDS: dict[tuple[str, ...], tuple[tuple[str, ...], set[str]]] = {
-    ("status",): ((), {"mission", "json"}),
-    ("next",): ((), {"mission", "agent", "json", "claim"}),
-    ("move",): (("wp", "to"), _MOVE | {"to"}),  # the lane as LANE or as --to LANE
-    ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}),
-    ("mcp",): ((), set()),  # the MCP server: a client waits for its start-up
+#: command words -> (positional argument names (`*name`: any number of them), option
+#: names, required options with their allowed values (None: any), the click-free body,
+#: and whether it writes: False, True, or the option that makes it a write). A read
+#: whose error is not one of kitty's own is redone by click; a write never runs twice.
+_COMMANDS: dict[tuple[str, ...], tuple[Any, ...]] = {
+    ("status",): ((), {"mission", "json"}, {}, "status", False),
+    ("next",): ((), {"mission", "agent", "json", "claim"}, {}, "next_", "claim"),
+    # the lane as LANE or as --to LANE
+    ("move",): (("wp", "to"), _MOVE | {"to"}, {"to": None}, "move", True),
+    ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}, {"to": None}, "move", True),
+    ("mcp",): ((), set(), {}, "mcp", None),  # the MCP server: a client waits for its start-up
     ("agent", "tasks", "mark-status"): (
         ("*tasks",),
         {"status", "only", "mission", "agent", "json"},
+        {"status": SUBTASK_STATUSES},
+        "mark_status",
+        True,
     ),
 }
 
 
-def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
-    """(command, directory, options) for a plain command line of a hot command, else None."""
+def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
+    """(command words, directory, options) for a plain command line of a hot command,
+    else None."""
     args = list(argv)
     directory = None
     if args[:1] == ["-C"] and len(args) >= 2:
@@ -70,9 +82,24 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
     words = next((w for w in _COMMANDS if tuple(args[: len(w)]) == w), None)
     if words is None:
         return None
-    positional, allowed = _COMMANDS[words]
+    positional, allowed, required = _COMMANDS[words][:3]
+    options = _options(args[len(words) :], positional, allowed)
+    if options is None or any(
+        options.get(name) is None or (choices is not None and options[name] not in choices)
+        for name, choices in required.items()
+    ):
+        return None  # missing or not one of the choices: click explains
+    try:
+        here = directory or os.getcwd()
+    except OSError:
+        return None  # the working directory is gone: click reports it
+    return words, here, options
+
+
+def _options(
+    rest: list[str], positional: tuple[str, ...], allowed: set[str]
+) -> dict[str, Any] | None:
     variadic = positional[:1] == ("*tasks",)
-    rest = args[len(words) :]
     options: dict[str, Any] = {}
     values: list[str] = []
     index = 0
@@ -97,133 +124,90 @@ def parse(argv: list[str]) -> tuple[str, Path, dict[str, Any]] | None:
             return None
         options[name] = value
     if variadic:
-        options["tasks"] = values
-        from kitty.core.lanes import SUBTASK_STATUSES
-
-        if options.get("status") not in SUBTASK_STATUSES:
-            return None  # missing or not one of the choices: click explains
-    else:
-        # A trailing positional may come as its option instead (`move WP --to LANE`), not both.
-        wanted = [p for p in positional if p not in options]
-        if wanted != list(positional[: len(wanted)]) or len(values) != len(wanted):
-            return None
-        options.update(zip(wanted, values, strict=True))
-    if "wp" in options and "to" not in options:
-        return None  # move-task without --to: click says it is required
-    try:
-        here = directory or os.getcwd()
-    except OSError:
-        return None  # the working directory is gone: click reports it
-    return " ".join(words), Path(here), options
+        options[positional[0][1:]] = values
+        return options
+    # A trailing positional may come as its option instead (`move WP --to LANE`), not both.
+    wanted = [p for p in positional if p not in options]
+    if wanted != list(positional[: len(wanted)]) or len(values) != len(wanted):
+        return None
+    options.update(zip(wanted, values, strict=True))
+    return options
 
 
-def run(argv: list[str]) -> int | None:
-    """Run a hot command; None when the full CLI must handle `argv`."""
+def run(argv: list[str], freeze: bool = False) -> int | None:
+    """Run a hot command; None when the full CLI must handle `argv`. `freeze`: this
+    process exits after the command (kitty.adapters.snapshots.FREEZE)."""
     parsed = parse(argv)
     if parsed is None:
         return None
-    command, cwd, options = parsed
-    if command == "mcp":
-        return _mcp(argv, cwd)
-    if command == "status" or (command == "next" and not options.get("claim")):
-        return _read(command, cwd, options)
-    return _write(argv, command, cwd, options)
-
-
-def _read(command: str, cwd: Path, options: dict[str, Any]) -> int | None:
+    words, cwd, options = parsed
+    body, writes = _COMMANDS[words][3:]
     as_json = bool(options.get("json"))
-    from kitty.errors import KittyError
-    from kitty.output import emit, error, terminal_width, use_colour, warn
+    if body == "status" and _served(cwd, options, as_json):
+        return 0
+    if freeze:
+        from kitty.adapters import snapshots
 
+        snapshots.FREEZE = True
+    if isinstance(writes, str):
+        writes = bool(options.get(writes))
     try:
-        from kitty.adapters.eventlog import now_us
-        from kitty.services.workspace import Mission
+        from kitty import hot
 
-        mission = Mission.open(cwd, options.get("mission"))
-        if command == "status":
-            from kitty.core.render import board_text
-            from kitty.services.board import status_view
-
-            view = status_view(mission, now_us())
-            text = "" if as_json else board_text(view, terminal_width(), use_colour())
-            warnings: list[str] = view["warnings"]
-            if not as_json:
-                from kitty.services.uncommitted import uncommitted_warning
-
-                warnings = warnings + uncommitted_warning(mission)
-        else:
-            from kitty.core.render import next_text
-            from kitty.services.schedule import next_step
-
-            view = next_step(mission, options.get("agent")).to_json()
-            text, warnings = next_text(view), []
-    except KittyError as exc:
-        return error(exc, as_json)
-    except KeyboardInterrupt as exc:
-        from kitty.exits import failed
-
-        return failed(exc, [], as_json)
-    except Exception:
-        return None  # nothing printed yet: the full CLI redoes it and reports it
-    try:
-        warn(warnings)
-        emit(view, text, as_json, styled=command == "status" and use_colour())
+        return int(getattr(hot, body)(cwd, **_arguments(body, options)))
     except BrokenPipeError:
         return 0
-    return 0
+    except Exception as exc:
+        if writes is False and not _kitty_error(exc):
+            return None  # nothing printed yet: the full CLI redoes it and reports it
+        return _failed(exc, argv, as_json and writes is not None)
+    except KeyboardInterrupt as exc:
+        return _failed(exc, argv if writes else [], as_json)
 
 
-def _mcp(argv: list[str], cwd: Path) -> int:
+def _served(cwd: str, options: dict[str, Any], as_json: bool) -> bool:
     try:
-        from kitty.services.mcp_server import serve
+        from kitty import hot
 
-        return serve(cwd)
-    except (Exception, KeyboardInterrupt) as exc:
-        from kitty.exits import failed
+        return hot.cached_status(cwd, options.get("mission"), as_json)
+    except BrokenPipeError:
+        return True
+    except Exception:
+        return False  # a cache problem is a miss
 
-        return failed(exc, argv, False)
+
+def _arguments(body: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The body's keyword arguments from the parsed options."""
+    given = {"mission": options.get("mission"), "as_json": bool(options.get("json"))}
+    if body == "status":
+        return given | {"cache": True}
+    if body == "next_":
+        return given | {"agent": options.get("agent"), "claim": bool(options.get("claim"))}
+    if body == "mcp":
+        return {}
+    if body == "mark_status":
+        return given | {
+            "tasks": options["tasks"],
+            "status_": options["status"],
+            "agent": options.get("agent"),
+            "wp": options.get("only"),
+        }
+    return given | {
+        "wp": options["wp"],
+        "to": options["to"],
+        "agent": options.get("agent"),
+        "note": options.get("note"),
+        "force": bool(options.get("force")),
+    }
 
 
-def _write(argv: list[str], command: str, cwd: Path, options: dict[str, Any]) -> int:
-    as_json = bool(options.get("json"))
-    try:
-        from kitty.core.render import mark_text, move_text, next_text
-        from kitty.output import emit, warn
-        from kitty.services.workspace import Mission
+def _kitty_error(exc: Exception) -> bool:
+    from kitty.errors import KittyError
 
-        mission = Mission.open(cwd, options.get("mission"))
-        if command == "next":
-            from kitty.services.schedule import next_step
+    return isinstance(exc, KittyError)
 
-            view = next_step(mission, options.get("agent"), claim=True).to_json()
-            text = next_text(view)
-        elif command == "agent tasks mark-status":
-            from kitty.services.moves import mark_status
 
-            view = mark_status(
-                mission,
-                options["tasks"],
-                options["status"],
-                agent=options.get("agent"),
-                wp_text=options.get("only"),
-            )
-            text = mark_text(view)
-        else:
-            from kitty.services.moves import move_task
+def _failed(exc: BaseException, argv: list[str], as_json: bool) -> int:
+    from kitty.exits import failed
 
-            view = move_task(
-                mission,
-                options["wp"],
-                options["to"],
-                agent=options.get("agent"),
-                note=options.get("note"),
-                force=bool(options.get("force")),
-            )
-            text = move_text(view)
-            warn(view["warnings"])
-        emit(view, text, as_json)
-        return 0
-    except (Exception, KeyboardInterrupt) as exc:
-        from kitty.exits import failed
-
-        return failed(exc, argv, as_json)
+    return failed(exc, argv, as_json)

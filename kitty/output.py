@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
@@ -22,9 +21,14 @@ def echo(text: str, err: bool = False, nl: bool = True, styled: bool = False) ->
     data: kitty.core.printable); `styled` keeps kitty's own colour codes. JSON goes
     through `emit_json`, whose text json.dumps has already escaped."""
     stream = sys.stderr if err else sys.stdout
-    text = printable_styled(text) if styled else printable(text)
-    stream.write(text + "\n" if nl else text)
+    stream.write(echo_text(text, nl, styled))
     stream.flush()
+
+
+def echo_text(text: str, nl: bool = True, styled: bool = False) -> str:
+    """What `echo` writes."""
+    text = printable_styled(text) if styled else printable(text)
+    return text + "\n" if nl else text
 
 
 def use_colour() -> bool:
@@ -34,35 +38,52 @@ def use_colour() -> bool:
 def terminal_width() -> int:
     """Columns to render for: $COLUMNS when set (also in pipes), else the terminal's width,
     else 80. Never below 40; no upper cap, so a wide terminal shows whole titles."""
-    import shutil
+    from kitty.adapters.viewcache import columns  # shutil's rule, without importing shutil
 
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
+    return max(40, columns())
 
 
 def emit_json(data: Any) -> None:
     """Sorted keys always; indented for a person at a terminal, compact (and faster) in pipes."""
+    sys.stdout.write(json_text(data))
+    sys.stdout.flush()
+
+
+def json_text(data: Any) -> str:
+    """What `emit_json` writes."""
+    import json
+
     indent = 2 if sys.stdout.isatty() else None
     text = json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False)
     # json.dumps escapes C0 and DEL; C1 and bidi controls stay raw in ensure_ascii=False
     # output, so they are written as \uXXXX escapes: the same JSON value, inert bytes.
     if needs_escaping(text):
         text = text.translate(_JSON_TABLE)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    return text + "\n"
 
 
 def emit(data: dict[str, Any], text: str, as_json: bool, styled: bool = False) -> None:
+    sys.stdout.write(emit_text(data, text, as_json, styled))
+    sys.stdout.flush()
+
+
+def emit_text(data: dict[str, Any], text: str, as_json: bool, styled: bool = False) -> str:
+    """What `emit` writes: the JSON document, or the text for a person."""
     if as_json:
         payload = dict(data)
         payload.setdefault("schema", SCHEMA)
-        emit_json(payload)
-    else:
-        echo(text, nl=not text.endswith("\n"), styled=styled)
+        return json_text(payload)
+    return echo_text(text, nl=not text.endswith("\n"), styled=styled)
 
 
 def warn(lines: list[str]) -> None:
     for line in lines:
         echo(f"warning: {line}", err=True)
+
+
+def warn_text(lines: list[str]) -> str:
+    """What `warn` writes (one line at a time)."""
+    return "".join(echo_text(f"warning: {line}") for line in lines)
 
 
 def error(exc: KittyError, as_json: bool) -> int:

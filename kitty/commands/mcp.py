@@ -26,9 +26,9 @@ def mcp(ctx: click.Context) -> int:
     Example (an MCP client's server entry):
       {"command": "kitty", "args": ["-C", "/path/to/repo", "mcp"]}
     """
-    from kitty.services.mcp_server import serve
+    from kitty import hot
 
-    return serve(cwd(ctx))
+    return hot.mcp(str(cwd(ctx)))
 
 
 COMMANDS = [mcp]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kitty.commands.base import agent_option, json_option, mission_option, open_mission
-from kitty.core.render import next_text
+from kitty.commands.base import agent_option, cwd, json_option, mission_option, open_mission
 from kitty.output import emit
 
 
@@ -43,13 +42,11 @@ def next_(
       kitty next --agent codex --claim --json
       kitty next --agent codex --claim --remote origin
     """
-    from kitty.services.schedule import next_step
+    from kitty import hot
 
     if remote and not claim:
         raise click.UsageError("--remote needs --claim (a plain `kitty next` only reads)")
-    decision = next_step(open_mission(ctx, mission), agent, claim, remote).to_json()
-    emit(decision, next_text(decision), as_json)
-    return 0
+    return hot.next_(str(cwd(ctx)), mission, agent, as_json, claim, remote)
 
 
 @click.command("lanes")

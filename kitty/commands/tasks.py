@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
-from kitty.commands.base import agent_option, json_option, mission_option, open_mission
+from kitty.commands.base import agent_option, cwd, json_option, mission_option
 from kitty.core.lanes import SUBTASK_STATUSES
-from kitty.output import emit, terminal_width, use_colour, warn
 
 
 @click.command()
@@ -33,26 +32,9 @@ def status(
       COLUMNS=200 kitty status --all | less -S
       kitty status --mission checkout --json
     """
-    from kitty.adapters.eventlog import now_us
-    from kitty.core.render import MAX_CARDS, board_text, list_text
-    from kitty.services.board import status_view
+    from kitty import hot
 
-    opened = open_mission(ctx, mission)
-    view = status_view(opened, now_us())
-    warnings = view["warnings"]
-    if not as_json:  # for people; agents' --json reads pay for no git process
-        from kitty.services.uncommitted import uncommitted_warning
-
-        warnings = warnings + uncommitted_warning(opened)
-    warn(warnings)
-    if as_json:
-        text = ""
-    elif as_list:
-        text = list_text(view)
-    else:
-        text = board_text(view, terminal_width(), use_colour(), None if show_all else MAX_CARDS)
-    emit(view, text, as_json, styled=not as_list and use_colour())
-    return 0
+    return hot.status(str(cwd(ctx)), mission, as_json, as_list, show_all)
 
 
 def _move_options(func: Any) -> Any:
@@ -92,15 +74,14 @@ def _move_options(func: Any) -> Any:
 
 
 def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> int:
-    from kitty.core.render import move_text
-    from kitty.services.moves import move_task
+    from kitty import hot
 
-    as_json = opts.pop("as_json")
-    m = open_mission(ctx, opts.pop("mission"))
-    result = move_task(
-        m,
+    return hot.move(
+        str(cwd(ctx)),
+        opts.pop("mission"),
         wp_id,
         to,
+        opts.pop("as_json"),
         agent=opts["agent"],
         note=opts["note"],
         force=opts["force"],
@@ -109,9 +90,6 @@ def _do_move(ctx: click.Context, wp_id: str, to: str, opts: dict[str, Any]) -> i
         intended_reviewer=opts["intended_reviewer"],
         reviewer_failure_reason=opts["reviewer_failure_reason"],
     )
-    warn(result["warnings"])
-    emit(result, move_text(result), as_json)
-    return 0
 
 
 @click.command("move-task")
@@ -189,14 +167,11 @@ def mark_status(
     Example:
       kitty agent tasks mark-status T001 T002 --status done
     """
-    from kitty.core.render import mark_text
-    from kitty.services.moves import mark_status as run_mark
+    from kitty import hot
 
-    result = run_mark(
-        open_mission(ctx, mission), list(task_ids), status_, agent=agent, wp_text=wp_id
+    return hot.mark_status(
+        str(cwd(ctx)), mission, list(task_ids), status_, as_json, agent=agent, wp=wp_id
     )
-    emit(result, mark_text(result), as_json)
-    return 0
 
 
 COMMANDS = [status, move]

@@ -33,10 +33,14 @@ def mission_info(mission: Mission) -> dict[str, Any]:
 
 
 def global_fields(
-    mission: Mission, work_packages: list[dict[str, Any]], now_us: int | None
+    mission: Mission,
+    work_packages: list[dict[str, Any]],
+    now_us: int | None,
+    changes: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Set what each WP's view gets from the whole board (its open conflicts, its
-    lease, a reclaim) and from the clock (`lease.expired`); return the open conflicts."""
+    lease, a reclaim) and from the clock (`lease.expired`); return the open conflicts.
+    `changes` receives when a lease not yet expired expires (the view changes then)."""
     board = mission.board
     conflicts = open_views(board, mission.slug)
     per_wp: dict[str, int] = {}
@@ -53,19 +57,26 @@ def global_fields(
             | {"expired": now_us is not None and lease["expires_us"] <= now_us}
         )
         wp["reclaimed_from"] = st.reclaim if st is not None else None
+        if changes is not None and lease is not None and not wp["lease"]["expired"]:
+            changes.append(lease["expires_us"])
     for wp in work_packages:  # Spec Kitty 3.2.7's row keys (`agent` as it records it)
         wp.update(spec_kitty_row(mission.wps.get(wp["id"]), board.wps.get(wp["id"])))
     return conflicts
 
 
-def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
+def status_view(
+    mission: Mission, now_us: int | None = None, changes: list[int] | None = None
+) -> dict[str, Any]:
+    """The board as data. `changes` (when given) receives the times (µs) at which the
+    same files would give a different view (the clock alone moves it); `now_us` when
+    it depends on more than files and clock (whether an agent's process is alive)."""
     board = mission.board
     ids = mission.all_ids()
     max_cycles = mission.config.max_cycles
     work_packages = [
         wp_view(i, mission.wps.get(i), board.wps.get(i), board, max_cycles) for i in ids
     ]
-    conflicts = global_fields(mission, work_packages, now_us)
+    conflicts = global_fields(mission, work_packages, now_us, changes)
     path = critical_path(mission.wps)
     on_path = set(path) if len(path) > 1 else set()  # one lone WP is no chain
     for wp in work_packages:
@@ -73,9 +84,8 @@ def status_view(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     if now_us is not None:
         from kitty.services.liveness import mark_stalled
 
-        mark_stalled(
-            work_packages, board, now_us, int(mission.config.stall_minutes * 60 * 1_000_000)
-        )
+        stall_us = int(mission.config.stall_minutes * 60 * 1_000_000)
+        mark_stalled(work_packages, board, now_us, stall_us, changes)
     meta = mission.meta
     by_lane: dict[str, int] = {}
     for wp in work_packages:  # Spec Kitty counts its rows' lanes, first seen first

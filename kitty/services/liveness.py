@@ -44,15 +44,26 @@ def this_machine() -> str:
     return machine_id()
 
 
+def duration_ticks_at(elapsed_us: int) -> int:
+    """The first elapsed time (µs) at which `humanize_duration` shows something else
+    (a little early, never late: float rounding)."""
+    seconds = max(0, int(elapsed_us / 1e6))
+    unit = 1 if seconds < 60 else 60 if seconds < 86_400 else 3600
+    return (seconds // unit + 1) * unit * 1_000_000 - 1000
+
+
 def mark_stalled(
     work_packages: list[dict[str, Any]],
     board: Board,
     now_us: int,
     review_stall_us: int = 30 * 60 * 1_000_000,
+    changes: list[int] | None = None,
 ) -> None:
     """Set `stalled` on in-flight WPs whose sprint-dispatched agent is gone or silent, and
     on reviews with nothing recorded for review.stall_minutes (started by hand, abandoned:
-    `kitty next` offers their takeover)."""
+    `kitty next` offers their takeover). `changes`, when given, receives when a verdict
+    changes by the clock alone (and `now_us` when it depends on a process: any time)."""
+    found: list[int] = [] if changes is None else changes
     for view in work_packages:
         view["stalled"] = None
         st = board.wps.get(view["id"])
@@ -68,7 +79,11 @@ def mark_stalled(
                     f"review silent for {humanize_duration((now_us - quiet) / 1e6)}: "
                     "`kitty next` offers the takeover"
                 )
+                found.append(quiet + duration_ticks_at(now_us - quiet))
+            elif st.lane == IN_REVIEW and quiet:
+                found.append(quiet + review_stall_us + 1)
             continue
+        found.append(now_us)  # a process's life: no time is safe
         elsewhere = claim.get("machine") not in (None, this_machine())
         if not elsewhere and not pid_alive(claim.get("agent_pid")):
             view["stalled"] = f"agent process {claim.get('agent_pid')} is gone"

@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 
 from kitty.errors import KittyError
-from kitty.services.workspace import Mission
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from kitty.services.workspace import Mission
 
 
 def _git_output(args: list[str]) -> bytes | None:
@@ -49,18 +52,23 @@ def _git_output(args: list[str]) -> bytes | None:
 def uncommitted(mission: Mission) -> list[str]:
     """The mission's files (below kitty-specs/<mission>/) that differ from HEAD or are
     untracked; git-ignored ones (status.json) are not counted."""
-    root = mission.project.root  # the log and WP files are the primary checkout's
+    # the log and WP files are the primary checkout's
+    return uncommitted_in(str(mission.project.root), mission.display)
+
+
+def uncommitted_in(root: str, display: str) -> list[str]:
+    """`uncommitted` from the checkout's root and the mission folder (relative to it)."""
     out = _git_output(
         [
             "--no-optional-locks",
             "-C",
-            str(root),
+            root,
             "status",
             "--porcelain",
             "-z",
             "--untracked-files=all",
             "--",
-            mission.display,
+            display,
         ]
     )
     if not out:
@@ -81,20 +89,24 @@ def uncommitted(mission: Mission) -> list[str]:
 
 def uncommitted_warning(mission: Mission) -> list[str]:
     """One warning naming the uncommitted files and the command that commits them."""
-    paths = uncommitted(mission)
-    if not paths:
-        return []
-    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     try:
         auto = mission.config.auto_commit
     except KittyError:
         auto = False  # a broken config is reported on its own
+    return warning_for(str(mission.project.root), mission.display, mission.slug, auto)
+
+
+def warning_for(root: str, folder: str, slug: str, auto: bool) -> list[str]:
+    """`uncommitted_warning` from plain values (a cached status view asks git this way)."""
+    paths = uncommitted_in(root, folder)
+    if not paths:
+        return []
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     why = "a commit failed" if auto else "agents.auto_commit is false"
     import shlex
 
-    git = f"git -C {shlex.quote(str(mission.project.root))}"
-    folder = mission.display
+    git = f"git -C {shlex.quote(root)}"
     return [
         f"{len(paths)} kitty file(s) not committed ({why}): {shown}; commit them: "
-        f"`{git} add {folder} && {git} commit -m 'kitty: {mission.slug}' -- {folder}`"
+        f"`{git} add {folder} && {git} commit -m 'kitty: {slug}' -- {folder}`"
     ]

@@ -370,7 +370,7 @@ def answer(
     from kitty.commands.base import cwd
     from kitty.errors import UsageError
     from kitty.services.panel import HALT
-    from kitty.services.panel import answer as run_answer
+    from kitty.services.panel_answer import answer as run_answer
 
     def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
         out = {}

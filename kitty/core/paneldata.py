@@ -202,7 +202,7 @@ def carried_errors(payload: dict[str, Any]) -> list[str]:
     return [str(e) for e in payload.get("errors_remaining") or []]
 
 
-def test_report(argv: Sequence[str], code: int, output: str) -> str:
+def gate_report(argv: Sequence[str], code: int, output: str) -> str:
     """What the next fix is told about a failing test command (its last 4000 characters)."""
     return f"$ {shlex.join(argv)}\nexit {code}\n" + output[-4000:]
 

@@ -157,7 +157,7 @@ class Results:
     findings: tuple[Finding, ...] = ()  # merged / challenged: the merged findings
     fix: FixReturn | None = None  # fixed
     test_exit: int = 0  # tested
-    test_output: str = ""  # tested: test_report(...)
+    test_output: str = ""  # tested: gate_report(...)
     choice: str = ""  # warned: "continue" | "abort"
 
 

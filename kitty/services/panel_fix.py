@@ -11,7 +11,7 @@ from typing import Any
 from kitty.adapters import contain
 from kitty.core import lanes
 from kitty.core.findings import Merged
-from kitty.core.paneldata import MAX_TEST_ATTEMPTS, carried_errors, test_report
+from kitty.core.paneldata import MAX_TEST_ATTEMPTS, carried_errors, gate_report
 from kitty.core.panelrules import (
     Action,
     Fix,
@@ -121,7 +121,7 @@ class PanelFix(PanelLanes):
         self.require_trust(self.mission(), [])
         code, output = run_tests(argv, workspace)
         self.emit({"event": "tests", "round": state.round_no, "exit": code})
-        report = test_report(argv, code, output) if code else ""
+        report = gate_report(argv, code, output) if code else ""
         return next_actions(state, Results(test_exit=code, test_output=report), self.rules())
 
     def settle(

@@ -70,6 +70,21 @@ class Settings:
         )
 
 
+def overridden(settings: Settings, max_cycles: int, **given: Any) -> Settings:
+    """Command-line overrides (None: not given); --max-rounds may only lower the counter;
+    a --test-command string is split as a shell would."""
+    rounds = given.get("max_rounds")
+    if rounds is not None and rounds > max_cycles:
+        raise UsageError(
+            f"--max-rounds {rounds} is above review.max_cycles ({max_cycles}): "
+            "rounds and review cycles are one counter, and a run may only lower it",
+            f"raise it for the project: review: {{max_rounds: {rounds}}} in .kittify/config.yaml",
+        )
+    if isinstance(given.get("test_command"), str):
+        given["test_command"] = shlex.split(given["test_command"])
+    return replace(settings, **{k: v for k, v in given.items() if v is not None})
+
+
 def panel_configured(raw: dict[str, Any]) -> bool:
     """The mission reviews with a panel: `review.panel` is set in the config."""
     return bool(as_dict(raw.get("review")).get("panel"))

@@ -22,13 +22,13 @@ from kitty.core.paneldata import (
     challenged,
     choose_challenger,
     chunks,
+    gate_report,
     lane_changed,
     parse_concurrency,
     plan_entries,
     record_answers,
     reviewer_agents,
     reviewer_report,
-    gate_report,
     waves,
 )
 from kitty.core.panelreport import halt_artifact, result_json, triage
@@ -297,7 +297,7 @@ def test_blocker_answers_are_checked_and_recorded() -> None:
     got = record_answers([QUESTION], {"q1": "keep"}, {"q1": "why"}, "me", {}, "h.json")
     assert got["q1"]["selected_description"] == "callers"
     assert got["q1"]["user_notes_if_any"] == "why" and got["q1"]["answered_by"] == "me"
-    with pytest.raises(UsageError, match="no question 'q9' in h.json"):
+    with pytest.raises(UsageError, match=r"no question 'q9' in h\.json"):
         record_answers([QUESTION], {"q9": "keep"}, {}, "me", {}, "h.json")
     with pytest.raises(UsageError, match="'maybe' is not an option of q1"):
         record_answers([QUESTION], {"q1": "maybe"}, {}, "me", {}, "h.json")

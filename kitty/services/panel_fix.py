@@ -129,6 +129,10 @@ class PanelFix(PanelLanes):
     ) -> Outcome | Fix:
         """Carry out what follows a fix: keep a blocker, HALT, retry, or the next round."""
         first: dict[str, Any] = {}
+        halt = next((s for s in steps if isinstance(s, Halt)), None)
+        if halt is not None and halt.park_note:  # parked before the blocker file is kept
+            self.park(halt.park_note)
+            steps = [replace(s, park_note=None) if s is halt else s for s in steps]
         for step in steps:
             if isinstance(step, WriteBlocker):
                 path = self.review_dir / f"blocker-r{step.round_no}-{stamp()}.json"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from kitty.commands.base import agent_option, json_option, mission_option, open_mission
-from kitty.output import echo, emit
+from kitty.commands.review_text import loop_text, pending_text, progress, show_text
+from kitty.output import emit
 
 
 @click.group()
@@ -105,37 +105,6 @@ def submit(
     return 0
 
 
-def _show_text(data: dict[str, Any]) -> str:
-    lines = [
-        f"{data['wp_id']} ({data['lane']}): {data['review_cycles']} rejection(s), "
-        f"cap {data['max_cycles']}"
-    ]
-    for review in data["reviews"]:
-        label = f"rejection {review['rejection']}" if review["rejection"] else "verdict"
-        lines.append(
-            f"- {review['at']}  {label}: {review['verdict']} by {review['reviewer']}"
-            + (f"  ({review['reference']})" if review["reference"] else "")
-        )
-        for finding in review["findings"] or []:
-            lines.append(
-                f"    [{finding['severity']}] {finding['location']} {finding['title']}"
-                f" ({', '.join(finding['reviewers'])})"
-            )
-    if data["arbiter"]:
-        arb = data["arbiter"]
-        lines.append(
-            f"arbiter decision: {arb.get('decision', arb.get('to_lane'))} by "
-            f"{arb.get('by')}: {arb.get('note')}"
-        )
-    if data["self_review"]:
-        sr = data["self_review"]
-        lines.append(
-            f"self-review fallback: approved by {sr.get('approved_by')} after "
-            f"{sr.get('intended_reviewer')} failed ({sr.get('reviewer_failure_reason')})"
-        )
-    return "\n".join(lines)
-
-
 @review.command("show")
 @click.argument("wp_id", metavar="WP")
 @mission_option
@@ -151,55 +120,8 @@ def show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) -> 
     from kitty.services.reviews import show as run_show
 
     data = run_show(open_mission(ctx, mission), wp_id)
-    emit(data, _show_text(data), as_json)
+    emit(data, show_text(data), as_json)
     return 0
-
-
-def _progress(event: dict[str, Any]) -> None:
-    detail = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
-    echo(f"review panel: {event['event']} {detail}", err=True)  # escapes control characters
-
-
-def _labels(question: dict[str, Any]) -> str:
-    """A question's option labels; an option that is not {label, ...} is shown as written."""
-    options = question.get("options")
-    return " | ".join(
-        str(o.get("label", "?")) if isinstance(o, dict) else repr(o)
-        for o in (options if isinstance(options, list) else [])
-    )
-
-
-def _loop_text(data: dict[str, Any]) -> str:
-    lines = []
-    if data["loop_verdict"] == "CONVERGED":
-        lines.append(f"CONVERGED at round {data['round']}. No blocking findings remain.")
-    elif data["loop_verdict"] == "HALT":
-        c = data.get("counts") or {}
-        lines += [
-            f"HALT: {data['reason']} at round {data['round']}.",
-            f"Findings path: {data.get('artifact_path')}",
-            f"HALT file: {data['halt_file']}",
-        ]
-        if c:
-            lines.append("Finding count: " + ", ".join(f"{n} {s}" for s, n in c.items()))
-        if data.get("context"):
-            lines.append(f"Why: {data['context']}")
-        for number, chunk in enumerate(data.get("question_chunks") or [], 1):
-            lines.append(f"Questions (ask {number}):")
-            for q in chunk:
-                if not isinstance(q, dict):  # a malformed blocker: `Why:` names the shape
-                    lines.append(f"  {q!r}")
-                    continue
-                lines.append(f"  {q.get('id')}: {q.get('question')} [{_labels(q)}]")
-        lines.append(f"Next: {data['hint']}")
-    else:
-        lines.append(f"{data['loop_verdict']} at round {data['round']}")
-    for f in data["findings"]:
-        lines.append(
-            f"  {f.get('rc_id')} [{f['severity']}] {f['location']} {f['title']} "
-            f"({', '.join(f['reviewers'])})"
-        )
-    return "\n".join(lines)
 
 
 @review.command("run")
@@ -281,49 +203,31 @@ def run(
       kitty review run WP01 --panel correctness,testing,security --agents codex,gemini
       kitty review run WP01 --json
     """
-    import shlex
     from dataclasses import replace
 
     from kitty.commands.base import cwd, split_csv
+    from kitty.core.paneldata import overridden
     from kitty.services.panel import HALT, Loop, Settings
 
     repo = cwd(ctx)
     m = open_mission(ctx, mission)
-    settings = Settings.from_config(m.config.raw, m.config.max_cycles)
-    overrides: dict[str, Any] = {}
-    if panel:
-        overrides["panel"] = split_csv(panel)
-    if agents:
-        overrides["agents"] = split_csv(agents)
-    if max_rounds is not None:
-        if max_rounds > m.config.max_cycles:
-            from kitty.errors import UsageError
-
-            raise UsageError(
-                f"--max-rounds {max_rounds} is above review.max_cycles ({m.config.max_cycles}): "
-                "rounds and review cycles are one counter, and a run may only lower it",
-                f"raise it for the project: review: {{max_rounds: {max_rounds}}} in "
-                ".kittify/config.yaml",
-            )
-        overrides["max_rounds"] = max_rounds
-    if challenge is not None:
-        overrides["challenge"] = challenge
-    if test_command:
-        overrides["test_command"] = shlex.split(test_command)
-    for key, value in (
-        ("challenger", challenger),
-        ("implementer", implementer),
-        ("depth", depth),
-        ("timeout", timeout),
-    ):
-        if value is not None:
-            overrides[key] = value
-    runner = m.actor(agent)
-    if runner:
-        overrides["runner"] = runner
-    loop = Loop(repo, m.slug, wp_id, replace(settings, **overrides), _progress)
-    result = loop.run()
-    emit(result, _loop_text(result), as_json)
+    settings = overridden(
+        Settings.from_config(m.config.raw, m.config.max_cycles),
+        m.config.max_cycles,
+        panel=split_csv(panel) if panel else None,
+        agents=split_csv(agents) if agents else None,
+        max_rounds=max_rounds,
+        challenge=challenge,
+        test_command=test_command or None,
+        challenger=challenger,
+        implementer=implementer,
+        depth=depth,
+        timeout=timeout,
+    )
+    if runner := m.actor(agent):
+        settings = replace(settings, runner=runner)
+    result = Loop(repo, m.slug, wp_id, settings, progress).run()
+    emit(result, loop_text(result), as_json)
     return 1 if result["loop_verdict"] == HALT else 0
 
 
@@ -370,7 +274,7 @@ def answer(
     from kitty.commands.base import cwd
     from kitty.errors import UsageError
     from kitty.services.panel import HALT
-    from kitty.services.panel import answer as run_answer
+    from kitty.services.panel_answer import answer as run_answer
 
     def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
         out = {}
@@ -384,20 +288,12 @@ def answer(
     m = open_mission(ctx, mission)
     result = run_answer(
         cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
-        keep_going, _progress, abort, m.actor(agent) if agent else None,
+        keep_going, progress, abort, m.actor(agent) if agent else None,
     )  # fmt: skip
     if "pending" in result:
-        lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]
-        for q in result["ask"]:
-            lines.append(f"  {q['id']}: {q['question']} [{_labels(q)}]")
-        from kitty.services.panel import answer_example
-
-        lines.append(
-            "answer with, for example: " + answer_example(result["wp_id"], m.slug, result["ask"])
-        )
-        emit(result, "\n".join(lines), as_json)
+        emit(result, pending_text(result, m.slug), as_json)
         return 0
-    emit(result, _loop_text(result), as_json)
+    emit(result, loop_text(result), as_json)
     return 1 if result["loop_verdict"] == HALT else 0
 
 

@@ -192,39 +192,13 @@ def _sync(git: GitCli, project: layout.Project, remote: str, attempts: int) -> d
     commits: list[str] = []
     merged = False
     for attempt in range(1, attempts + 1):
-        code, out, err = git.status("fetch", "--quiet", remote, branch)
-        upstream = git.rev("FETCH_HEAD") if code == 0 else None
-        if code != 0 and "couldn't find remote ref" not in (err + out).lower():
-            raise GitError(
-                f"git fetch {remote} {branch} failed: {(err or out).strip()[:300]}",
-                f"check that {remote} is reachable",
-                (err or out).strip(),
-            )
+        upstream = _fetch(git, remote, branch)
         with ExitStack() as stack:
             for slug in slugs:
                 stack.enter_context(eventlog.locked(project.lock_path(slug), f"mission {slug}"))
-            dirty = _own_dirty(git)
-            if dirty:
-                untracked = git.run("ls-files", "--others", "-z", "--", *dirty).split("\0")
-                if any(untracked):
-                    git.run("add", "--", *[p for p in untracked if p])
-                git.run("commit", "--quiet", "--only", "-m", "kitty: sync", "--", *dirty)
-                commits.append(git.run("rev-parse", "HEAD").strip())
+            _commit_own(git, commits)
             if upstream and not git.ok("merge-base", "--is-ancestor", upstream, "HEAD"):
-                _mark(marker, "merge")
-                code, out, err = git.status(
-                    "merge", "--no-edit", "-m", f"kitty: sync with {remote}/{branch}", upstream
-                )
-                if code != 0:
-                    conflicts = git.run("diff", "--name-only", "--diff-filter=U").split()
-                    git.status("merge", "--abort")
-                    raise GuardRefused(
-                        f"merging {remote}/{branch} stops on "
-                        + (", ".join(conflicts) or (err or out).strip()[:300])
-                        + "; the merge was undone and kitty's own commits were kept",
-                        f"git pull {remote} {branch}, resolve those files, then run kitty sync",
-                    )
-                _mark(marker, "sync")
+                _merge(git, marker, remote, branch, upstream)
                 merged = True
             _rebuild_all(project)
         code, out, err = git.status("push", "--porcelain", remote, f"HEAD:refs/heads/{branch}")
@@ -250,3 +224,45 @@ def _sync(git: GitCli, project: layout.Project, remote: str, attempts: int) -> d
         f"{remote}/{branch} kept moving: gave up after {attempts} attempts",
         "run kitty sync again",
     )
+
+
+def _fetch(git: GitCli, remote: str, branch: str) -> str | None:
+    """Fetch the upstream branch; its tip, or None when the remote has no such branch yet."""
+    code, out, err = git.status("fetch", "--quiet", remote, branch)
+    upstream = git.rev("FETCH_HEAD") if code == 0 else None
+    if code != 0 and "couldn't find remote ref" not in (err + out).lower():
+        raise GitError(
+            f"git fetch {remote} {branch} failed: {(err or out).strip()[:300]}",
+            f"check that {remote} is reachable",
+            (err or out).strip(),
+        )
+    return upstream
+
+
+def _commit_own(git: GitCli, commits: list[str]) -> None:
+    """Commit kitty's own changed files (nothing else); the new commit goes to `commits`."""
+    dirty = _own_dirty(git)
+    if dirty:
+        untracked = git.run("ls-files", "--others", "-z", "--", *dirty).split("\0")
+        if any(untracked):
+            git.run("add", "--", *[p for p in untracked if p])
+        git.run("commit", "--quiet", "--only", "-m", "kitty: sync", "--", *dirty)
+        commits.append(git.run("rev-parse", "HEAD").strip())
+
+
+def _merge(git: GitCli, marker: Path, remote: str, branch: str, upstream: str) -> None:
+    """Merge `upstream`; a merge that stops is aborted and refused (never left behind)."""
+    _mark(marker, "merge")
+    code, out, err = git.status(
+        "merge", "--no-edit", "-m", f"kitty: sync with {remote}/{branch}", upstream
+    )
+    if code != 0:
+        conflicts = git.run("diff", "--name-only", "--diff-filter=U").split()
+        git.status("merge", "--abort")
+        raise GuardRefused(
+            f"merging {remote}/{branch} stops on "
+            + (", ".join(conflicts) or (err or out).strip()[:300])
+            + "; the merge was undone and kitty's own commits were kept",
+            f"git pull {remote} {branch}, resolve those files, then run kitty sync",
+        )
+    _mark(marker, "sync")

@@ -97,46 +97,13 @@ class RemoteSprint(Sprint):
     def claim(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         """Claim `wp_id` on the coordination branch; False when another machine has it."""
         lease = remote_lease(mission, self.remote)
-        frm, to = (
-            (lanes.PLANNED, lanes.CLAIMED)
-            if role == IMPLEMENT
-            else (lanes.FOR_REVIEW, lanes.IN_REVIEW)
-        )
         won: list[bool] = []
 
         def build(board: Board) -> list[dict[str, Any]]:
             won.clear()  # a rejected push runs build again on the fresher board
-            foreign_holds(board, agent, self.machine)
-            st = board.wps.get(wp_id)
-            lane = st.lane if st else None
-            mine = lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and (
-                (st.reviewer if lane == lanes.IN_REVIEW else st.implementer) == agent
-                if st
-                else False
-            )
-            if mine:
-                won.append(True)  # resuming our own claim
-                return []
-            if lane != frm:
-                return []
-            won.append(True)
-            # all four keys of a structured actor, or Spec Kitty 3.2.7 refuses the log
-            actor = {
-                "tool": agent,
-                "role": "implementer" if role == IMPLEMENT else "reviewer",
-                "profile": None,
-                "model": None,
-            }
-            return [
-                mission.transition(
-                    wp_id,
-                    frm,
-                    to,
-                    actor,
-                    reason=f"claimed by kitty sprint on {self.machine}",
-                    policy_metadata={"agent": agent, **lease},
-                )
-            ]
+            ok, records = claim_records(board, mission, wp_id, role, agent, self.machine, lease)
+            won.extend([True] if ok else [])
+            return records
 
         transact(mission, self.remote, build, f"{agent} on {self.machine} claims {wp_id}")
         return bool(won)
@@ -153,22 +120,8 @@ class RemoteSprint(Sprint):
         """
         self.publish()
         mission = self.mission()
-        now = eventlog.now_us()
-        for wp_id in mission.all_ids():
-            st = mission.board.wps.get(wp_id)
-            if st is None or wp_id in self.jobs or st.lane not in lanes.IN_FLIGHT:
-                continue
-            if st.lane == lanes.FOR_REVIEW:
-                return True  # someone may review it; our own dispatch gets the next turn
-            lease = lease_of(st)
-            if (
-                lease is not None
-                and lease["machine"] != self.machine
-                and lease["expires_us"] > now
-                and now - (st.last_activity_us or 0) < ACTIVE_WINDOW_US
-            ):
-                return True
-        return False
+        ids = [i for i in mission.all_ids() if i not in self.jobs]
+        return active_elsewhere(mission.board, ids, self.machine, eventlog.now_us())
 
     # -- branches ------------------------------------------------------------------------
     def branch_prefix(self) -> str:
@@ -272,3 +225,73 @@ class RemoteSprint(Sprint):
                 sync(self.repo, self.remote)
             except KittyError as exc:
                 self.emit({"event": "notice", "message": f"kitty sync failed: {exc.message}"})
+
+
+def claim_records(
+    board: Board,
+    mission: Mission,
+    wp_id: str,
+    role: str,
+    agent: str,
+    machine: str,
+    lease: dict[str, Any],
+) -> tuple[bool, list[dict[str, Any]]]:
+    """Decide a claim on the fresh `board`: (won, the events that claim it).
+
+    Won with no event when `agent` already holds the WP in the role's lane (a
+    resumed claim); won with the claim transition when the WP waits in the lane
+    the role starts from; lost otherwise (another machine moved it first).
+    """
+    frm, to = (
+        (lanes.PLANNED, lanes.CLAIMED) if role == IMPLEMENT else (lanes.FOR_REVIEW, lanes.IN_REVIEW)
+    )
+    foreign_holds(board, agent, machine)
+    st = board.wps.get(wp_id)
+    lane = st.lane if st else None
+    mine = lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and (
+        (st.reviewer if lane == lanes.IN_REVIEW else st.implementer) == agent if st else False
+    )
+    if mine:
+        return True, []  # resuming our own claim
+    if lane != frm:
+        return False, []
+    # all four keys of a structured actor, or Spec Kitty 3.2.7 refuses the log
+    actor = {
+        "tool": agent,
+        "role": "implementer" if role == IMPLEMENT else "reviewer",
+        "profile": None,
+        "model": None,
+    }
+    event = mission.transition(
+        wp_id,
+        frm,
+        to,
+        actor,
+        reason=f"claimed by kitty sprint on {machine}",
+        policy_metadata={"agent": agent, **lease},
+    )
+    return True, [event]
+
+
+def active_elsewhere(board: Board, wp_ids: list[str], machine: str, now: int) -> bool:
+    """True while one of `wp_ids` is being worked on away from `machine` (so wait for it).
+
+    A WP waiting for review counts (someone may review it); a WP in flight counts
+    while another machine's lease on it is live and it saw an event within
+    `ACTIVE_WINDOW_US`; a WP another machine left behind does not.
+    """
+    for wp_id in wp_ids:
+        st = board.wps.get(wp_id)
+        if st is None or st.lane not in lanes.IN_FLIGHT:
+            continue
+        if st.lane == lanes.FOR_REVIEW:
+            return True  # someone may review it; our own dispatch gets the next turn
+        lease = lease_of(st)
+        if (
+            lease is not None
+            and lease["machine"] != machine
+            and lease["expires_us"] > now
+            and now - (st.last_activity_us or 0) < ACTIVE_WINDOW_US
+        ):
+            return True
+    return False

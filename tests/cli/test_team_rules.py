@@ -1,0 +1,431 @@
+"""The rules of a sprint shared across machines, in-process (so `make mutation` can kill
+the mutants of kitty/services/teamsprint.py; tests/cli/test_team_sprint.py runs whole
+sprints on two machines in subprocesses, which never run mutated code).
+
+- a WP is claimed once: the claim starts from the role's lane, one's own hold is
+  resumed, another machine's hold (even by an agent of the same name) is not;
+- a machine with nothing to do waits only while another machine visibly works;
+- events reach the remote at most every PUBLISH_EVERY seconds unless forced;
+- lane branches are pushed when they moved and fast-forwarded (never rewound) on fetch;
+- exactly one machine finishes the mission.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kitty.core import lanes
+from kitty.core.clock import format_at, parse_at
+from kitty.core.state import Board, WPState
+from kitty.services import teamsprint
+from kitty.services.sprint import IMPLEMENT, Options
+from kitty.services.teamsprint import (
+    ACTIVE_WINDOW_US,
+    HEARTBEAT_EVERY,
+    RemoteSprint,
+    active_elsewhere,
+    claim_records,
+)
+from kitty.services.workspace import Mission
+from tests.helpers import git, make_mission
+from tests.remotes import FIVE, clone, publish
+
+REVIEW = "review"
+CONFIG = "agents:\n  available: [claude, codex]\n"
+SLUG = "demo-01ABCDEF"
+T0 = parse_at("2026-06-01T12:00:00+00:00")
+SEC = 1_000_000
+LEASE = {"machine": "east", "lease_seconds": 1800}
+
+
+def held(
+    lane: str,
+    implementer: str | None = None,
+    reviewer: str | None = None,
+    machine: str | None = "east",
+    at_us: int = T0,
+    seconds: float | None = 600,
+    activity_us: int | None = None,
+    wp_id: str = "WP01",
+) -> WPState:
+    claim: dict[str, Any] = {"agent": reviewer or implementer, "at": format_at(at_us)}
+    if machine is not None:
+        claim["machine"] = machine
+    if seconds is not None:
+        claim["lease_seconds"] = seconds
+    st = WPState(wp_id, lane=lane, agent=reviewer or implementer, runtime_claim=claim)
+    st.implementer, st.reviewer = implementer, reviewer
+    st.last_activity_us = activity_us
+    return st
+
+
+@pytest.fixture
+def mission(repo: Path) -> Mission:
+    make_mission(repo, wps=FIVE[:2], config=CONFIG)
+    return Mission.open(repo, None)
+
+
+# -- who wins a claim ------------------------------------------------------------------
+
+
+def test_an_implementer_claims_a_planned_wp_with_the_lease_and_a_complete_actor(
+    mission: Mission,
+) -> None:
+    board = Board(wps={"WP01": WPState("WP01", lane=lanes.PLANNED)})
+    won, records = claim_records(board, mission, "WP01", IMPLEMENT, "claude", "east", LEASE)
+    assert won
+    [event] = records
+    assert (event["wp_id"], event["from_lane"], event["to_lane"]) == ("WP01", "planned", "claimed")
+    assert event["actor"] == {
+        "tool": "claude",
+        "role": "implementer",
+        "profile": None,
+        "model": None,
+    }
+    assert event["reason"] == "claimed by kitty sprint on east"
+    assert event["policy_metadata"] == {"agent": "claude", "machine": "east", "lease_seconds": 1800}
+
+
+def test_a_reviewer_claims_a_wp_waiting_for_review(mission: Mission) -> None:
+    board = Board(wps={"WP01": held(lanes.FOR_REVIEW, implementer="claude")})
+    won, records = claim_records(board, mission, "WP01", REVIEW, "codex", "west", LEASE)
+    assert won
+    [event] = records
+    assert (event["from_lane"], event["to_lane"]) == ("for_review", "in_review")
+    assert event["actor"]["role"] == "reviewer" and event["actor"]["tool"] == "codex"
+    assert event["reason"] == "claimed by kitty sprint on west"
+
+
+@pytest.mark.parametrize(
+    ("st", "role"),
+    [
+        (held(lanes.CLAIMED, implementer="claude"), IMPLEMENT),
+        (held(lanes.IN_PROGRESS, implementer="claude"), IMPLEMENT),
+        (held(lanes.IN_REVIEW, implementer="other", reviewer="claude"), REVIEW),
+    ],
+)
+def test_one_s_own_hold_on_this_machine_is_resumed_without_a_new_event(
+    mission: Mission, st: WPState, role: str
+) -> None:
+    board = Board(wps={"WP01": st})
+    assert claim_records(board, mission, "WP01", role, "claude", "east", LEASE) == (True, [])
+
+
+@pytest.mark.parametrize(
+    ("st", "role"),
+    [
+        # another agent holds it
+        (held(lanes.CLAIMED, implementer="bob"), IMPLEMENT),
+        (held(lanes.IN_REVIEW, implementer="bob", reviewer="eve"), REVIEW),
+        # the agent implemented it but someone else reviews it (and the reverse)
+        (held(lanes.IN_REVIEW, implementer="claude", reviewer="eve"), REVIEW),
+        (held(lanes.IN_PROGRESS, implementer="bob", reviewer="claude"), IMPLEMENT),
+        # the same agent name holds it on another machine: someone else
+        (held(lanes.CLAIMED, implementer="claude", machine="west"), IMPLEMENT),
+        (held(lanes.IN_REVIEW, implementer="x", reviewer="claude", machine="west"), REVIEW),
+        # not in the lane the role starts from
+        (held(lanes.FOR_REVIEW, implementer="bob"), IMPLEMENT),
+        (WPState("WP01", lane=lanes.PLANNED), REVIEW),
+        (WPState("WP01", lane=lanes.DONE), IMPLEMENT),
+    ],
+)
+def test_a_wp_held_elsewhere_or_in_another_lane_is_lost_without_an_event(
+    mission: Mission, st: WPState, role: str
+) -> None:
+    board = Board(wps={"WP01": st})
+    assert claim_records(board, mission, "WP01", role, "claude", "east", LEASE) == (False, [])
+
+
+def test_a_wp_the_board_does_not_know_is_lost(mission: Mission) -> None:
+    assert claim_records(Board(), mission, "WP01", IMPLEMENT, "claude", "east", LEASE) == (
+        False,
+        [],
+    )
+
+
+# -- waiting for the other machines ---------------------------------------------------------
+
+
+def busy(lane: str = lanes.IN_PROGRESS, **kw: Any) -> WPState:
+    kw.setdefault("implementer", "claude")
+    kw.setdefault("machine", "west")
+    kw.setdefault("activity_us", T0)
+    return held(lane, **kw)
+
+
+def test_a_wp_waiting_for_review_keeps_every_machine_waiting() -> None:
+    board = Board(wps={"WP01": held(lanes.FOR_REVIEW, implementer="c", machine="east")})
+    assert active_elsewhere(board, ["WP01"], "east", T0)
+
+
+@pytest.mark.parametrize("lane", [lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW])
+def test_another_machine_working_under_a_live_lease_keeps_us_waiting(lane: str) -> None:
+    board = Board(wps={"WP01": busy(lane, reviewer="codex" if lane == lanes.IN_REVIEW else None)})
+    assert active_elsewhere(board, ["WP01"], "east", T0 + SEC)
+    assert not active_elsewhere(board, ["WP01"], "west", T0 + SEC)  # our own work
+    assert not active_elsewhere(board, [], "east", T0 + SEC)  # our own running job
+
+
+def test_work_left_behind_does_not_keep_us_waiting() -> None:
+    live = busy(seconds=600)
+    board = Board(wps={"WP01": live})
+    expires = T0 + 600 * SEC
+    assert active_elsewhere(board, ["WP01"], "east", T0 + ACTIVE_WINDOW_US - 1)
+    # silent for the whole window: a killed sprint, even though its lease still runs
+    assert not active_elsewhere(board, ["WP01"], "east", T0 + ACTIVE_WINDOW_US)
+    # the lease ran out (at its very expiry instant), however recent the last event
+    fresh = busy(seconds=1, at_us=T0 - SEC, activity_us=T0 - SEC)
+    board = Board(wps={"WP01": fresh})
+    assert active_elsewhere(board, ["WP01"], "east", T0 - 1)
+    assert not active_elsewhere(board, ["WP01"], "east", T0)
+    assert expires > T0 + ACTIVE_WINDOW_US  # the first case was not an expired lease
+
+
+def test_a_wp_that_never_saw_an_event_is_not_being_worked_on() -> None:
+    # no activity at all counts from time 0: at ACTIVE_WINDOW_US that is a full window
+    st = busy(at_us=0, seconds=10_000, activity_us=None)
+    assert not active_elsewhere(Board(wps={"WP01": st}), ["WP01"], "east", ACTIVE_WINDOW_US)
+    assert active_elsewhere(Board(wps={"WP01": st}), ["WP01"], "east", ACTIVE_WINDOW_US - 1)
+
+
+@pytest.mark.parametrize(
+    "st",
+    [
+        busy(seconds=None),  # no lease (a local claim)
+        busy(lane=lanes.PLANNED),
+        busy(lane=lanes.DONE),
+    ],
+)
+def test_no_lease_or_no_work_in_flight_does_not_keep_us_waiting(st: WPState) -> None:
+    assert not active_elsewhere(Board(wps={"WP01": st}), ["WP01", "WP09"], "east", T0)
+
+
+def test_any_wp_of_the_list_keeps_us_waiting() -> None:
+    board = Board(wps={"WP01": busy(lane=lanes.DONE), "WP02": busy(wp_id="WP02")})
+    assert active_elsewhere(board, ["WP09", "WP01", "WP02"], "east", T0)
+
+
+# -- a RemoteSprint on two clones of one remote ---------------------------------------------
+
+
+def sprint_on(repo: Path, machine: str, monkeypatch: pytest.MonkeyPatch) -> RemoteSprint:
+    monkeypatch.setenv("KITTY_MACHINE", machine)
+    opts = Options(["claude"], ["codex"], dry_run=True, remote="origin")
+    notes: list[dict[str, Any]] = []
+    sprint = RemoteSprint(repo, SLUG, opts, notes.append)
+    sprint.__dict__["notes"] = notes
+    return sprint
+
+
+@pytest.fixture
+def machines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, RemoteSprint, RemoteSprint]:
+    bare = publish(tmp_path, CONFIG, FIVE[:2])
+    east = sprint_on(clone(f"file://{bare}", tmp_path / "east"), "east", monkeypatch)
+    west = sprint_on(clone(f"file://{bare}", tmp_path / "west"), "west", monkeypatch)
+    return bare, east, west
+
+
+def on(sprint: RemoteSprint, monkeypatch: pytest.MonkeyPatch) -> RemoteSprint:
+    """`sprint`, with KITTY_MACHINE set as in its own process (leases read it)."""
+    monkeypatch.setenv("KITTY_MACHINE", sprint.machine)
+    return sprint
+
+
+def coord_log(bare: Path) -> str:
+    return git(bare, "cat-file", "blob", f"kitty/coord/{SLUG}:status.events.jsonl")
+
+
+def test_heartbeats_run_at_least_every_ten_seconds_in_a_shared_sprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = publish(tmp_path, CONFIG, FIVE[:1])
+    repo = clone(f"file://{bare}", tmp_path / "east")
+    monkeypatch.setenv("KITTY_MACHINE", "east")
+    slow = Options(["claude"], ["codex"], dry_run=True, remote="origin", heartbeat_every=60)
+    assert RemoteSprint(repo, SLUG, slow, print).opts.heartbeat_every == HEARTBEAT_EVERY == 10
+    fast = Options(["claude"], ["codex"], dry_run=True, remote="origin", heartbeat_every=3)
+    sprint = RemoteSprint(repo, SLUG, fast, print)
+    assert sprint.opts.heartbeat_every == 3
+    assert (sprint.remote, sprint.machine, sprint.pushed, sprint.finished_by) == (
+        "origin",
+        "east",
+        {},
+        None,
+    )
+
+
+def test_the_same_agent_name_on_two_machines_claims_a_wp_once(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, west = machines
+    assert on(east, monkeypatch).claim(east.mission(), "WP01", IMPLEMENT, "claude")
+    assert not on(west, monkeypatch).claim(
+        west.mission(), "WP01", IMPLEMENT, "claude"
+    )  # east holds it
+    assert on(east, monkeypatch).claim(
+        east.mission(), "WP01", IMPLEMENT, "claude"
+    )  # resumed, no new event
+    assert coord_log(bare).count('"to_lane": "claimed"') == 1
+    assert '"machine": "east"' in coord_log(bare)
+    # west learnt the claim: east is working, so west waits; east has no one to wait for
+    assert on(west, monkeypatch).others_active()
+    assert not on(east, monkeypatch).others_active()
+    # a lost claim in start() is reported and starts nothing
+    assert not on(west, monkeypatch).start(west.mission(), "WP01", IMPLEMENT, "claude")
+    assert {"event": "lost_claim", "wp_id": "WP01", "role": IMPLEMENT, "agent": "claude"} in (
+        west.__dict__["notes"]
+    )
+    assert on(west, monkeypatch).claim(west.mission(), "WP02", IMPLEMENT, "claude")
+
+
+def test_a_review_waits_until_the_implementers_commit_has_arrived(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, _ = machines
+    mission = east.mission()
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    mission.board.get("WP01").scalars["base_commit"] = missing
+    assert not east.start(mission, "WP01", REVIEW, "codex")
+    assert east.__dict__["notes"] == [{"event": "wait_branch", "wp_id": "WP01", "role": REVIEW}]
+
+
+def test_events_reach_the_remote_at_most_every_publish_every_seconds_unless_forced(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    clock = [1000.0]
+    monkeypatch.setattr(teamsprint, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+
+    def note(actor: str) -> None:
+        mission = east.mission()
+        from kitty.adapters import eventlog
+
+        eventlog.append(
+            mission.events_path,
+            [{"actor": actor, "at": format_at(eventlog.now_us()), "event_id": actor,
+              "kind": "annotation", "wp_id": "WP01", "delta": {}}],
+        )  # fmt: skip
+
+    note("first")
+    east.publish()
+    assert '"first"' in coord_log(bare)
+    note("second")
+    clock[0] += teamsprint.PUBLISH_EVERY - 0.01
+    east.publish()  # too soon
+    assert '"second"' not in coord_log(bare)
+    clock[0] += 0.01
+    east.publish()  # exactly PUBLISH_EVERY later
+    assert '"second"' in coord_log(bare)
+    note("third")
+    east.publish(force=True)
+    assert '"third"' in coord_log(bare)
+    note("fourth")
+    clock[0] += 0.5  # the forced publish counts as the last one
+    east.publish()
+    assert '"fourth"' not in coord_log(bare)
+
+
+def test_lane_branches_are_pushed_when_they_moved_and_fast_forwarded_never_rewound(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, west = machines
+    mission = east.mission()
+    lane = teamsprint.lane_of(mission, "WP01")
+    assert lane is not None
+    branches = [
+        teamsprint.mission_branch(mission),
+        teamsprint.lane_branch(mission, str(lane["lane_id"])),
+    ]
+    for name in branches:
+        git(east.repo, "branch", name)
+    east.push_branches("WP01")
+    head = git(east.repo, "rev-parse", "HEAD").strip()
+    for name in branches:
+        assert git(bare, "rev-parse", name).strip() == head
+    assert east.pushed == dict.fromkeys(branches, head)
+    # west gets them as local branches
+    west.fetch_branches()
+    for name in branches:
+        assert git(west.repo, "rev-parse", name).strip() == head
+    # unchanged since the last push: nothing is pushed
+    git(bare, "branch", "-D", branches[1])
+    east.push_branches("WP01")
+    assert branches[1] not in git(bare, "branch", "--list")
+    # east moves the lane branch on: west fast-forwards
+    git(east.repo, "checkout", "-q", branches[1])
+    git(east.repo, "commit", "-q", "--allow-empty", "-m", "work")
+    east.push_branches("WP01")
+    ahead = git(east.repo, "rev-parse", "HEAD").strip()
+    assert east.pushed[branches[1]] == ahead
+    west.fetch_branches()
+    assert git(west.repo, "rev-parse", branches[1]).strip() == ahead
+    # a branch checked out in a worktree is fast-forwarded there (its files too)
+    worktree = west.repo.parent / "west-lane"
+    git(west.repo, "worktree", "add", "-q", str(worktree), branches[1])
+    git(east.repo, "commit", "-q", "--allow-empty", "-m", "more")
+    east.push_branches("WP01")
+    newer = git(east.repo, "rev-parse", "HEAD").strip()
+    west.fetch_branches()
+    assert git(worktree, "rev-parse", "HEAD").strip() == newer
+    # west's own commit on the mission branch is never rewound by a fetch
+    git(west.repo, "checkout", "-q", branches[0])
+    git(west.repo, "commit", "-q", "--allow-empty", "-m", "west's own")
+    mine = git(west.repo, "rev-parse", "HEAD").strip()
+    west.fetch_branches()
+    assert git(west.repo, "rev-parse", branches[0]).strip() == mine
+
+
+def test_a_failed_branch_push_or_fetch_is_a_notice_not_a_crash(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], tmp_path: Path
+) -> None:
+    _, east, _ = machines
+    mission = east.mission()
+    name = teamsprint.mission_branch(mission)
+    git(east.repo, "branch", name)
+    git(east.repo, "branch", teamsprint.lane_branch(mission, "lane-a"))
+    git(east.repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    east.push_branches("WP01")
+    east.fetch_branches()
+    notes = [n["message"] for n in east.__dict__["notes"]]
+    assert notes[0].startswith(f"pushing {name}, {name}-lane-a: ") and "gone.git" in notes[0], notes
+    assert notes[1].startswith("fetching branches failed: ") and "gone.git" in notes[1], notes
+    assert east.pushed == {}
+
+
+def test_exactly_one_machine_finishes_the_mission(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, west = machines
+    assert east.claim_finish()
+    assert east.finished_by is None
+    assert not west.claim_finish()
+    assert west.finished_by == "another machine"
+    assert west.__dict__["notes"] == []  # losing is not an error
+    message = git(bare, "log", "-1", "--format=%s", f"kitty/coord/{SLUG}-finish")
+    assert message.strip() == f"kitty: east finishes {SLUG}"
+
+
+def test_after_the_merge_the_target_branch_reaches_the_remote_and_a_failed_sync_is_a_notice(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    log = f"kitty-specs/{SLUG}/status.events.jsonl"
+    assert on(east, monkeypatch).claim(east.mission(), "WP01", IMPLEMENT, "claude")
+    east.after_finish({"merged": False})  # nothing merged: the branch is not synced
+    assert '"to_lane": "claimed"' not in git(bare, "show", f"main:{log}")
+    east.after_finish({"merged": True})
+    assert '"to_lane": "claimed"' in git(bare, "show", f"main:{log}")
+    assert east.__dict__["notes"] == []
+    git(east.repo, "checkout", "-q", "--detach")
+    east.after_finish({"merged": True})
+    [note] = east.__dict__["notes"]
+    assert note == {
+        "event": "notice",
+        "message": "kitty sync failed: HEAD is detached: kitty sync needs a branch",
+    }

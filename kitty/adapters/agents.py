@@ -49,11 +49,18 @@ class Dispatch:
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
-#: What a claude or qwen implementer or reviewer may do without asking (headless, both
-#: deny every other tool call): read and edit files in its working directory, and run
-#: `git` and `kitty` there. Narrower than `--permission-mode bypassPermissions`, which
-#: claude refuses when run as root anyway. qwen reads the same rule syntax.
+#: What a claude implementer or reviewer may do without asking (`claude -p` denies every
+#: other tool call): read and edit files in its working directory, and run `git` and
+#: `kitty` there. Narrower than `--permission-mode bypassPermissions`, which claude
+#: refuses when run as root anyway.
 CLAUDE_TOOLS = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
+#: The same for qwen (its default approval mode denies the rest headless). Its own tool
+#: names: headless, qwen drops the shell and write_file tools from what the model is
+#: offered unless a rule names them so (its Claude-style aliases Bash/Write do not).
+QWEN_TOOLS = (
+    "read_file,list_directory,glob,grep_search,edit,write_file,"
+    "run_shell_command(git *),run_shell_command(kitty *)"
+)
 #: gemini's policy (its policy engine, given with --policy): edits and `git`/`kitty`
 #: commands allowed; in its default approval mode it allows the read-only tools and,
 #: headless, denies anything that would ask.
@@ -125,7 +132,7 @@ def _qwen(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd; the prompt on stdin (-p is deprecated).
     # Its default approval mode denies, headless, every tool call the list does not allow.
     return Invocation(
-        ["qwen", "--approval-mode", "default", "--allowed-tools", CLAUDE_TOOLS,
+        ["qwen", "--approval-mode", "default", "--allowed-tools", QWEN_TOOLS,
          "--output-format", "json"],
         d.workspace,
         stdin=d.prompt,

@@ -114,7 +114,7 @@ def run_in(name: str, role: str, tmp: Path, loopback: Loopback) -> Outcome:
         proc = subprocess.Popen(
             invocation.argv,
             cwd=invocation.cwd,
-            env=environment(name, root / "home", loopback.url),
+            env={**environment(name, root / "home", loopback.url), **invocation.env},
             stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

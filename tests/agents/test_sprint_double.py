@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.agents.clis import environment, require
-from tests.agents.double import Script, anthropic, responses
+from tests.agents.double import Script, anthropic, chat, responses
 from tests.agents.loopback import serve
 from tests.helpers import git, kitty_argv, make_mission, ok
 
@@ -35,7 +35,10 @@ def events(stdout: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(("implementer", "reviewer"), [("claude", "codex"), ("codex", "claude")])
+@pytest.mark.parametrize(
+    ("implementer", "reviewer"),
+    [("claude", "codex"), ("codex", "claude"), ("qwen", "claude"), ("opencode", "codex")],
+)
 def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     repo: Path, tmp_path: Path, implementer: str, reviewer: str
 ) -> None:
@@ -47,9 +50,11 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with serve() as double:
-        double.responders += [anthropic(script), responses(script)]
+        double.responders += [anthropic(script), responses(script), chat(script)]
         home = tmp_path / "agent-home"
-        env = {**environment("claude", home, double.url), **environment("codex", home, double.url)}
+        env: dict[str, str] = {}
+        for name in {"claude", "codex", implementer, reviewer}:
+            env.update(environment(name, home, double.url))
         done = subprocess.run(
             kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
                        "--reviewer", reviewer, "--merge", "--parallel", "2", "--timeout", "120"),

@@ -100,8 +100,9 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
         ],
         "opencode": ["opencode", "run", "--dir", "/ws", "--format", "json"],
         "qwen": [
-            "qwen", "--approval-mode", "default", "--allowed-tools", tools, "--output-format",
-            "json",
+            "qwen", "--approval-mode", "default", "--allowed-tools", "read_file,list_directory,"
+            "glob,grep_search,edit,write_file,run_shell_command(git *),run_shell_command(kitty *)",
+            "--output-format", "json",
         ],
     }  # fmt: skip
     as_argument = {

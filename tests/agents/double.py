@@ -1,10 +1,11 @@
 """A scripted model double: plays the model's side of an implement-review loop for
 the real agent CLIs, on 127.0.0.1.
 
-It speaks the two wire formats the end-to-end sprint needs, streamed as the CLIs
+It speaks the wire formats the end-to-end sprint needs, streamed as the CLIs
 ask for them: the Anthropic Messages API (claude: `POST /v1/messages`, server-sent
-events with `tool_use` blocks) and the OpenAI Responses API (codex: `POST
-/v1/responses`, events with `function_call` items). Each request is answered from
+events with `tool_use` blocks), the OpenAI Responses API (codex: `POST
+/v1/responses`, events with `function_call` items) and, in tests/agents/double_chat.py,
+the OpenAI Chat Completions API (qwen, opencode). Each request is answered from
 the conversation it carries, so the double keeps no session state: the kitty prompt
 (the first user message) says the role and the WP, the number of tool results so far
 says the step. The script:
@@ -55,6 +56,7 @@ class Script:
     reject: frozenset[str] = frozenset()
     prompts: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # every command it asked to run
+    results: list[str] = field(default_factory=list)  # every tool result it was sent
 
     def plan(self, prompt: str, results: list[str]) -> list[Action]:
         header = re.search(r"^# (Implement|Fix|Review) (WP\d+)(.*)$", prompt, re.M)
@@ -91,6 +93,8 @@ class Script:
         done = len(results)
         if done == 0:
             self.prompts.append(prompt)
+        else:
+            self.results.append(results[-1])
         actions = self.plan(prompt, results)
         action = actions[min(done, len(actions) - 1)]
         if action.tool == "shell":
@@ -267,30 +271,7 @@ def responses(script: Script) -> Any:
         ]
         action = script.step(prompt, results) if prompt else Action("say", "Nothing to do.")
         response_id = f"resp_{next(_ids):06d}"
-        if action.tool == "write":  # codex edits through its shell
-            quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))
-            write = f"mkdir -p {folder} && printf '%s' {shlex.quote(action.text)} > {quoted}"
-            action = Action("shell", write)
-        elif action.tool == "read":
-            action = Action("shell", f"cat {shlex.quote(action.path)}")
-        if action.tool == "shell":
-            call_id = f"call_{next(_ids):06d}"
-            item: dict[str, Any] = {
-                "type": "function_call",
-                "id": f"fc_{call_id}",
-                "call_id": call_id,
-                "name": "exec_command",
-                "arguments": json.dumps({"cmd": action.text}),
-                "status": "completed",
-            }
-        else:
-            item = {
-                "type": "message",
-                "id": f"msg_{response_id}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": action.text, "annotations": []}],
-            }
+        item = _responses_item(action, response_id)
         usage = {
             "input_tokens": 10,
             "input_tokens_details": {"cached_tokens": 0},
@@ -317,105 +298,29 @@ def responses(script: Script) -> Any:
     return respond
 
 
-# -- OpenAI Chat Completions (qwen, opencode) ------------------------------------------
-def _chat_texts(content: Any) -> Iterable[str]:
-    if isinstance(content, str):
-        yield content
-    elif isinstance(content, list):
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                yield str(part.get("text", ""))
-
-
-def _chat_call(action: Action, tools: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """The tool call for `action` in the CLI's own tool names and parameters (qwen:
-    run_shell_command / write_file / read_file; opencode: bash / write / read)."""
-    kinds = {
-        "shell": ("run_shell_command", "bash"),
-        "write": ("write_file", "write"),
-        "read": ("read_file", "read"),
-    }[action.tool]
-    name = next((n for n in kinds if n in tools), "")
-    assert name, f"the CLI offered none of {kinds} (it offered {sorted(tools)})"
-    props = (tools[name].get("parameters") or {}).get("properties") or {}
-    path_key = next((k for k in ("file_path", "filePath", "path") if k in props), "file_path")
-    args: dict[str, Any] = (
-        {"command": action.text, "description": "kitty's double"}
-        if action.tool == "shell"
-        else {path_key: action.path, **({"content": action.text} if action.tool == "write" else {})}
-    )
-    if "is_background" in props:
-        args["is_background"] = False
-    return name, args
-
-
-def chat(script: Script) -> Any:
-    def respond(request: Request, handler: BaseHTTPRequestHandler) -> bool:
-        if not request.path.startswith("/v1/chat/completions") or request.method != "POST":
-            return False
-        body = request.json()
-        messages = body.get("messages") or []
-        users = [
-            t for m in messages if m.get("role") == "user" for t in _chat_texts(m.get("content"))
-        ]
-        tools = {
-            str(t["function"]["name"]): t["function"]
-            for t in body.get("tools") or []
-            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+def _responses_item(action: Action, response_id: str) -> dict[str, Any]:
+    """codex's output item for `action`: an exec_command call (codex edits and reads
+    through its shell), or the final message."""
+    if action.tool == "write":
+        quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))
+        write = f"mkdir -p {folder} && printf '%s' {shlex.quote(action.text)} > {quoted}"
+        action = Action("shell", write)
+    elif action.tool == "read":
+        action = Action("shell", f"cat {shlex.quote(action.path)}")
+    if action.tool == "shell":
+        call_id = f"call_{next(_ids):06d}"
+        return {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            "name": "exec_command",
+            "arguments": json.dumps({"cmd": action.text}),
+            "status": "completed",
         }
-        prompt = _kitty_prompt(users)
-        delta: dict[str, Any] = {"role": "assistant"}
-        finish = "stop"
-        if not tools or not prompt:  # a title request, or a side question
-            delta["content"] = "Kitty work package"
-        else:
-            results = [
-                "".join(_chat_texts(m.get("content"))) for m in messages if m.get("role") == "tool"
-            ]
-            action = script.step(prompt, results)
-            if action.tool == "say":
-                delta["content"] = action.text
-            else:
-                name, args = _chat_call(action, tools)
-                call_id = f"call_{next(_ids):06d}"
-                delta["tool_calls"] = [
-                    {"index": 0, "id": call_id, "type": "function",
-                     "function": {"name": name, "arguments": json.dumps(args)}}
-                ]  # fmt: skip
-                finish = "tool_calls"
-        _chat_send(handler, body, delta, finish)
-        return True
-
-    return respond
-
-
-def _chat_send(
-    handler: BaseHTTPRequestHandler, body: dict[str, Any], delta: dict[str, Any], finish: str
-) -> None:
-    base = {"id": f"chatcmpl-{next(_ids):06d}", "created": 1, "model": body.get("model", "x")}
-    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    if not body.get("stream"):
-        message = {"content": None, **delta}
-        payload = json.dumps(
-            {**base, "object": "chat.completion", "usage": usage,
-             "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
-        ).encode()  # fmt: skip
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(payload)))
-        handler.end_headers()
-        handler.wfile.write(payload)
-        return
-    chunks = [
-        {**base, "object": "chat.completion.chunk",
-         "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {**base, "object": "chat.completion.chunk",
-         "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
-    ]  # fmt: skip
-    raw = ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/event-stream")
-    handler.send_header("Cache-Control", "no-cache")
-    handler.send_header("Content-Length", str(len(raw)))
-    handler.end_headers()
-    handler.wfile.write(raw)
+    return {
+        "type": "message",
+        "id": f"msg_{response_id}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": action.text, "annotations": []}],
+    }

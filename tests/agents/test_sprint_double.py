@@ -11,27 +11,68 @@ CLIs on a developer's machine; fails in CI with npm (make test installs them).
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kitty.adapters.agents import Dispatch, backend_for
 from tests.agents.clis import environment, require
-from tests.agents.double import Script, anthropic, chat, responses
+from tests.agents.double import Action, Script, anthropic, responses
+from tests.agents.double_chat import chat
 from tests.agents.loopback import serve
-from tests.helpers import git, kitty_argv, make_mission, ok
+from tests.helpers import git, init_repo, kitty_argv, make_mission, ok
 
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
 SLUG = "demo-01ABCDEF"
+#: How the CLIs word a refused tool call in the result the model gets back.
+DENIED = re.compile(
+    r"permission|not allowed|denied|prevents you from using|(needs|requires) approval|"
+    r"not (found|registered)|unknown tool",
+    re.IGNORECASE,
+)
 WPS = [{"wp_id": f"WP0{i}", "owned": [f"src/wp0{i}.txt"]} for i in (1, 2, 3)]
 
 
 def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def check_prompts_and_commands(
+    script: Script, repo: Path, tmp_path: Path, implementer: str, reviewer: str
+) -> None:
+    """The prompts the double received (the workspace, the exact commands), and that
+    the agents ran those commands as printed."""
+    # the prompts the double received: the workspace and the exact commands
+    implements = [p for p in script.prompts if p.startswith("# Implement")]
+    assert len(implements) == 3 and len([p for p in script.prompts if p.startswith("# Fix")]) == 1
+    for wp in ("WP01", "WP02", "WP03"):
+        (prompt,) = [p for p in implements if p.startswith(f"# Implement {wp}")]
+        lane = next(line.split("`")[1] for line in prompt.splitlines() if "Work only in" in line)
+        assert lane.startswith(str(repo / ".worktrees" / SLUG)), lane
+        assert f"    cd {lane}\n" in prompt
+        move = (
+            f"kitty agent tasks move-task {wp} --mission {SLUG} --to for_review "
+            f"--agent {implementer} "
+            f'--note "Ready for review: {wp} done"'
+        )
+        assert move in script.commands
+        assert f'kitty safe-commit src/{wp.lower()}.txt -m "feat({wp}): {wp}"' in script.commands
+    reviews = [p for p in script.prompts if p.startswith("IMPORTANT: After reviewing")]
+    assert len(reviews) == 4
+    assert [p.splitlines()[2] for p in reviews if "WP02" in p.splitlines()[2]] == [
+        "# Review WP02 – Thing",
+        "# Review WP02 – Thing (cycle 1/3)",
+    ]
+    assert any(f"--mission {SLUG} --to planned --agent {reviewer}" in c for c in script.commands)
+    assert (tmp_path / "WP02-feedback.md").is_file()
 
 
 @pytest.mark.timeout(300)
@@ -67,6 +108,10 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
         for p in sorted(repo.rglob(".kittify/runs/*/*.log"))
     )
     stream = events(done.stdout)
+    # kitty's narrowed permissions let every tool call through (edit, git, kitty)
+    refused = [r for r in script.results if DENIED.search(r)]
+    assert not refused, refused
+    assert not re.search(r'"permission_denials":\s*\[\s*\{', logs), logs
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:] + logs
     end = stream[-1]
     assert end["event"] == "end" and end["ok"] and end["merged"], end
@@ -76,30 +121,8 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert sorted(runs) == sorted(
         [(w, "implement", implementer) for w in ("WP01", "WP02", "WP02", "WP03")]
         + [(w, "review", reviewer) for w in ("WP01", "WP02", "WP02", "WP03")]
-    )
-    # the prompts the double received: the workspace and the exact commands
-    implements = [p for p in script.prompts if p.startswith("# Implement")]
-    assert len(implements) == 3 and len([p for p in script.prompts if p.startswith("# Fix")]) == 1
-    for wp in ("WP01", "WP02", "WP03"):
-        (prompt,) = [p for p in implements if p.startswith(f"# Implement {wp}")]
-        lane = next(line.split("`")[1] for line in prompt.splitlines() if "Work only in" in line)
-        assert lane.startswith(str(repo / ".worktrees" / SLUG)), lane
-        assert f"    cd {lane}\n" in prompt
-        move = (
-            f"kitty agent tasks move-task {wp} --mission {SLUG} --to for_review "
-            f"--agent {implementer} "
-            f'--note "Ready for review: {wp} done"'
-        )
-        assert move in script.commands
-        assert f'kitty safe-commit src/{wp.lower()}.txt -m "feat({wp}): {wp}"' in script.commands
-    reviews = [p for p in script.prompts if p.startswith("IMPORTANT: After reviewing")]
-    assert len(reviews) == 4
-    assert [p.splitlines()[2] for p in reviews if "WP02" in p.splitlines()[2]] == [
-        "# Review WP02 – Thing",
-        "# Review WP02 – Thing (cycle 1/3)",
-    ]
-    assert any(f"--mission {SLUG} --to planned --agent {reviewer}" in c for c in script.commands)
-    assert (tmp_path / "WP02-feedback.md").is_file()
+    ), "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch") + logs
+    check_prompts_and_commands(script, repo, tmp_path, implementer, reviewer)
 
     # the merged result holds each WP's file, WP02 with its fix
     for wp in ("wp01", "wp02", "wp03"):
@@ -109,3 +132,47 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert {w["id"]: w["lane"] for w in status} == {w["wp_id"]: "done" for w in WPS}
     assert cpu < 60, f"{cpu:.1f} s of CPU"
     print(f"end-to-end sprint {implementer}/{reviewer}: {cpu:.1f} s CPU, {end['timing']}")
+
+
+class Forbidden(Script):
+    """Asks for one command kitty's permissions do not allow, then stops."""
+
+    def plan(self, prompt: str, results: list[str]) -> list[Action]:
+        return [Action("shell", "touch forbidden.txt"), Action("say", "Done.")]
+
+
+@pytest.mark.timeout(200)
+def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
+    tmp_path: Path,
+) -> None:
+    """The control: with kitty's command line and permission settings, claude, qwen and
+    opencode refuse a shell command that is not `git …` or `kitty …` (the file is not
+    made, the model is told so in words DENIED recognises)."""
+    names = ["claude", "qwen", "opencode"]
+    for name in names:
+        require(name)
+
+    def run(name: str) -> tuple[str, list[str], bool]:
+        workspace = init_repo(tmp_path / name / "ws")
+        script = Forbidden(feedback_dir=tmp_path)
+        prompt = "# Implement WP01 – Thing\n\nDo the work.\n"
+        dispatch = Dispatch(
+            name, "implement", prompt, str(tmp_path / name / "p.md"), str(workspace), "WP01",
+            "m", str(workspace), 120,
+        )  # fmt: skip
+        invocation = backend_for(name, {}).invocation(dispatch)
+        start = time.monotonic()
+        with serve() as double:
+            double.responders += [anthropic(script), chat(script)]
+            env = {**environment(name, tmp_path / name / "home", double.url), **invocation.env}
+            subprocess.run(
+                invocation.argv, cwd=invocation.cwd, input=invocation.stdin, env=env,
+                capture_output=True, text=True, timeout=150,
+            )  # fmt: skip
+        return name, script.results, (workspace / "forbidden.txt").exists()
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        outcomes = list(pool.map(run, names))
+    for name, results, made in outcomes:
+        assert results, f"{name} never sent the refused call's result back"
+        assert DENIED.search(results[0]) and not made, (name, results)

@@ -16,6 +16,7 @@ import resource
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from kitty.adapters.agents import Dispatch, backend_for
 from tests.agents.clis import environment, require
 from tests.agents.double import Action, Script, anthropic, responses
 from tests.agents.double_chat import chat
+from tests.agents.double_gemini import gemini
 from tests.agents.loopback import serve
 from tests.helpers import git, init_repo, kitty_argv, make_mission, ok
 
@@ -134,27 +136,37 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     print(f"end-to-end sprint {implementer}/{reviewer}: {cpu:.1f} s CPU, {end['timing']}")
 
 
+@dataclass
 class Forbidden(Script):
-    """Asks for one command kitty's permissions do not allow, then stops."""
+    """Asks for a command kitty's permissions do not allow, then for a git command and an
+    edit in the worktree, which they do allow."""
+
+    workspace: str = ""
 
     def plan(self, prompt: str, results: list[str]) -> list[Action]:
-        return [Action("shell", "touch forbidden.txt"), Action("say", "Done.")]
+        return [
+            Action("shell", "touch forbidden.txt"),
+            Action("shell", "git status --short"),
+            Action("write", "allowed by kitty\n", f"{self.workspace}/allowed.txt"),
+            Action("say", "Done."),
+        ]
 
 
 @pytest.mark.timeout(200)
 def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
     tmp_path: Path,
 ) -> None:
-    """The control: with kitty's command line and permission settings, claude, qwen and
-    opencode refuse a shell command that is not `git …` or `kitty …` (the file is not
-    made, the model is told so in words DENIED recognises)."""
-    names = ["claude", "qwen", "opencode"]
+    """The control: with kitty's command line and permission settings, claude, gemini,
+    qwen and opencode refuse a shell command that is not `git …` or `kitty …` (the file
+    is not made, the model is told so in words DENIED recognises), and let a `git`
+    command and an edit in the worktree through."""
+    names = ["claude", "gemini", "qwen", "opencode"]
     for name in names:
         require(name)
 
-    def run(name: str) -> tuple[str, list[str], bool]:
+    def run(name: str) -> tuple[str, list[str], list[bool]]:
         workspace = init_repo(tmp_path / name / "ws")
-        script = Forbidden(feedback_dir=tmp_path)
+        script = Forbidden(feedback_dir=tmp_path, workspace=str(workspace))
         prompt = "# Implement WP01 – Thing\n\nDo the work.\n"
         dispatch = Dispatch(
             name, "implement", prompt, str(tmp_path / name / "p.md"), str(workspace), "WP01",
@@ -163,16 +175,20 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
         invocation = backend_for(name, {}).invocation(dispatch)
         start = time.monotonic()
         with serve() as double:
-            double.responders += [anthropic(script), chat(script)]
+            double.responders += [anthropic(script), chat(script), gemini(script)]
             env = {**environment(name, tmp_path / name / "home", double.url), **invocation.env}
             subprocess.run(
                 invocation.argv, cwd=invocation.cwd, input=invocation.stdin, env=env,
                 capture_output=True, text=True, timeout=150,
             )  # fmt: skip
-        return name, script.results, (workspace / "forbidden.txt").exists()
+        print(f"{name}: {time.monotonic() - start:.1f} s, {script.results}")
+        made = [(workspace / f).is_file() for f in ("forbidden.txt", "allowed.txt")]
+        return name, script.results, made
 
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         outcomes = list(pool.map(run, names))
     for name, results, made in outcomes:
-        assert results, f"{name} never sent the refused call's result back"
-        assert DENIED.search(results[0]) and not made, (name, results)
+        assert len(results) == 3, (name, results)
+        assert DENIED.search(results[0]) and not made[0], (name, results)
+        assert not DENIED.search(results[1]) and not DENIED.search(results[2]), (name, results)
+        assert made[1], (name, results)

@@ -36,7 +36,7 @@ class AgentRun:
             self._proc = subprocess.Popen(
                 invocation.argv,
                 cwd=invocation.cwd,
-                env=agent_env(agent),
+                env={**agent_env(agent), **invocation.env},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,

@@ -9,15 +9,18 @@ current releases accept, run against the real binaries by tests/agents; the ones
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kitty.core.state import as_dict
 from kitty.errors import AgentError
+
+if TYPE_CHECKING:
+    from kitty.adapters.agent_versions import VersionCheck
 
 MANUAL = "manual"
 
@@ -27,6 +30,7 @@ class Invocation:
     argv: list[str]
     cwd: str
     stdin: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # set over kitty's own env
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,26 @@ class Dispatch:
 #: `kitty` there. Narrower than `--permission-mode bypassPermissions`, which claude
 #: refuses when run as root anyway.
 CLAUDE_TOOLS = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
+#: The same for qwen (its default approval mode denies the rest headless). Its own tool
+#: names: headless, qwen drops the shell and write_file tools from what the model is
+#: offered unless a rule names them so (its Claude-style aliases Bash/Write do not).
+QWEN_TOOLS = (
+    "read_file,list_directory,glob,grep_search,edit,write_file,"
+    "run_shell_command(git *),run_shell_command(kitty *)"
+)
+#: gemini's policy (its policy engine, given with --policy): edits and `git`/`kitty`
+#: commands allowed; in its default approval mode it allows the read-only tools and,
+#: headless, denies anything that would ask.
+GEMINI_POLICY = Path(__file__).resolve().parent.parent / "data" / "gemini-policy.toml"
+#: opencode's permission config (OPENCODE_PERMISSION, merged over its config files):
+#: the last matching rule wins, so everything is denied first, then read, edit and
+#: `git`/`kitty` commands allowed. Edits outside the worktree (opencode's
+#: external_directory) fall under the first "deny".
+OPENCODE_PERMISSION: dict[str, Any] = {
+    "*": "deny",
+    **dict.fromkeys(("read", "list", "glob", "grep", "edit"), "allow"),
+    "bash": {"*": "deny", "git *": "allow", "kitty *": "allow"},
+}
 
 
 def _claude(d: Dispatch) -> Invocation:
@@ -83,10 +107,9 @@ def _gemini(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd. --skip-trust trusts it for this session
     # only (in an untrusted folder gemini drops the approval mode back to "default",
     # which nobody answers headless). The prompt on stdin runs it headless.
+    argv = ["gemini", "--skip-trust", "--approval-mode", "default", "--policy"]
     return Invocation(
-        ["gemini", "--skip-trust", "--approval-mode", "yolo", "--output-format", "json"],
-        d.workspace,
-        stdin=d.prompt,
+        [*argv, str(GEMINI_POLICY), "--output-format", "json"], d.workspace, stdin=d.prompt
     )
 
 
@@ -95,21 +118,25 @@ def _llxprt(d: Dispatch) -> Invocation:
 
 
 def _opencode(d: Dispatch) -> Invocation:
-    # `run` reads the message from stdin; --auto approves what the config does not deny.
+    # `run` reads the message from stdin; its permissions come from OPENCODE_PERMISSION
+    # (no --auto: nothing is left to "ask", every rule allows or denies).
     return Invocation(
-        ["opencode", "run", "--dir", d.workspace, "--auto", "--format", "json"],
+        ["opencode", "run", "--dir", d.workspace, "--format", "json"],
         d.workspace,
         stdin=d.prompt,
+        env={"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)},
     )
 
 
 def _qwen(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd; the prompt on stdin (-p is deprecated).
+    # Its default approval mode denies, headless, every tool call the list does not allow.
     return Invocation(
-        ["qwen", "--approval-mode", "yolo", "--output-format", "json"],
+        ["qwen", "--approval-mode", "default", "--allowed-tools", QWEN_TOOLS,
+         "--output-format", "json"],
         d.workspace,
         stdin=d.prompt,
-    )
+    )  # fmt: skip
 
 
 def _kilocode(d: Dispatch) -> Invocation:
@@ -301,107 +328,11 @@ def configured(raw_config: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys([*names, *map(str, commands)]))
 
 
-# -- versions ------------------------------------------------------------------------
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
-
-
-def _numbers(text: str) -> tuple[int, int, int] | None:
-    match = _VERSION.search(text)
-    if match is None:
-        return None
-    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
-
-
-@dataclass(frozen=True)
-class VersionCheck:
-    agent: str
-    executable: str | None
-    version: str | None  # as the CLI printed it (first line), when readable
-    tested: str | None  # "2.1.332 up to 2.2", for the built-ins tests/agents ran
-    warning: str | None  # outside the tested range, or unreadable
-    found: bool = True  # on PATH (not found is said in the line; the sprint refuses it)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "executable": self.executable,
-            "version": self.version,
-            "tested": self.tested,
-            "warning": self.warning,
-            "found": self.found,
-        }
-
-
-def check_version(backend: Backend, timeout: float = 20.0) -> VersionCheck:
-    """`X --version` of a built-in agent CLI, compared with the range kitty was tested
-    with. A configured command is never run just to ask its version (it runs only in a
-    trusted sprint), and a missing or silent CLI is said plainly."""
-    import subprocess
-
-    name = backend.name
-    if backend.kind == MANUAL:
-        return VersionCheck(name, None, None, None, None)
-    exe = backend.executable() or name
-    if backend.kind == "command":
-        return VersionCheck(name, exe, None, None, None)
-    exe = "cursor" if backend.kind == "cursor" else exe
-    low_high = TESTED.get(backend.kind)
-    tested = f"{low_high[0]} up to {low_high[1]}" if low_high else None
-    if backend.kind in NOT_VERIFIED:
-        tested = None
-    path = shutil.which(exe)
-    if path is None:
-        return VersionCheck(name, exe, None, tested, None, found=False)
-    try:
-        done = subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            errors="replace",
-        )
-    except subprocess.TimeoutExpired:
-        return VersionCheck(
-            name, exe, None, tested, f"{exe} --version gave no answer in {timeout:.0f} s"
-        )
-    except OSError as exc:
-        return VersionCheck(name, exe, None, tested, f"{exe} --version: {exc.strerror or exc}")
-    text = (done.stdout.strip() or done.stderr.strip()).splitlines()
-    first = text[0].strip() if text else ""
-    found = _numbers(first) if done.returncode == 0 else None
-    if found is None:
-        said = f": {first[:120]}" if first else ""
-        return VersionCheck(
-            name, exe, None, tested,
-            f"{exe} --version did not print a version (exit {done.returncode}){said}",
-        )  # fmt: skip
-    if backend.kind in NOT_VERIFIED:
-        return VersionCheck(
-            name, exe, first, None,
-            f"{exe} {first}: kitty's command line for {backend.kind} is not verified "
-            "against the real CLI",
-        )  # fmt: skip
-    if low_high is not None:
-        low, high = _numbers(low_high[0]), _numbers(low_high[1])
-        if low is not None and high is not None and not low <= found < high:
-            return VersionCheck(
-                name, exe, first, tested,
-                f"{exe} {first} is outside the versions kitty was tested with "
-                f"({tested}); if a dispatch fails on its command line, pin a tested "
-                f"version or set agents.commands.{name} in .kittify/config.yaml",
-            )  # fmt: skip
-    return VersionCheck(name, exe, first, tested, None)
-
-
 def check_versions(backends: list[Backend]) -> list[VersionCheck]:
-    """Every backend's version, asked in parallel (a node CLI takes a second to answer)."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Every backend's version (kitty.adapters.agent_versions), asked in parallel."""
+    from kitty.adapters.agent_versions import check_all
 
-    if not backends:
-        return []
-    with ThreadPoolExecutor(max_workers=min(8, len(backends))) as pool:
-        return list(pool.map(check_version, backends))
+    return check_all(backends)
 
 
 # -- outcomes --------------------------------------------------------------------------

@@ -132,6 +132,12 @@ def environment(name: str, home: Path, url: str) -> dict[str, str]:
             OPENCODE_DISABLE_AUTOUPDATE="1",
             OPENCODE_DISABLE_SHARE="1",
             OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+            # what a test run does not need and costs CPU: plugins, file watching,
+            # reading Claude Code's and other tools' skills and settings
+            OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+            OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER="1",
+            OPENCODE_DISABLE_CLAUDE_CODE="1",
+            OPENCODE_DISABLE_EXTERNAL_SKILLS="1",
         )
     elif name == "auggie":
         env.update(

@@ -1,10 +1,11 @@
 """A scripted model double: plays the model's side of an implement-review loop for
 the real agent CLIs, on 127.0.0.1.
 
-It speaks the two wire formats the end-to-end sprint needs, streamed as the CLIs
+It speaks the wire formats the end-to-end sprint needs, streamed as the CLIs
 ask for them: the Anthropic Messages API (claude: `POST /v1/messages`, server-sent
-events with `tool_use` blocks) and the OpenAI Responses API (codex: `POST
-/v1/responses`, events with `function_call` items). Each request is answered from
+events with `tool_use` blocks), the OpenAI Responses API (codex: `POST
+/v1/responses`, events with `function_call` items) and, in tests/agents/double_chat.py,
+the OpenAI Chat Completions API (qwen, opencode). Each request is answered from
 the conversation it carries, so the double keeps no session state: the kitty prompt
 (the first user message) says the role and the WP, the number of tool results so far
 says the step. The script:
@@ -55,6 +56,7 @@ class Script:
     reject: frozenset[str] = frozenset()
     prompts: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # every command it asked to run
+    results: list[str] = field(default_factory=list)  # every tool result it was sent
 
     def plan(self, prompt: str, results: list[str]) -> list[Action]:
         header = re.search(r"^# (Implement|Fix|Review) (WP\d+)(.*)$", prompt, re.M)
@@ -91,6 +93,8 @@ class Script:
         done = len(results)
         if done == 0:
             self.prompts.append(prompt)
+        else:
+            self.results.append(results[-1])
         actions = self.plan(prompt, results)
         action = actions[min(done, len(actions) - 1)]
         if action.tool == "shell":
@@ -267,30 +271,7 @@ def responses(script: Script) -> Any:
         ]
         action = script.step(prompt, results) if prompt else Action("say", "Nothing to do.")
         response_id = f"resp_{next(_ids):06d}"
-        if action.tool == "write":  # codex edits through its shell
-            quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))
-            write = f"mkdir -p {folder} && printf '%s' {shlex.quote(action.text)} > {quoted}"
-            action = Action("shell", write)
-        elif action.tool == "read":
-            action = Action("shell", f"cat {shlex.quote(action.path)}")
-        if action.tool == "shell":
-            call_id = f"call_{next(_ids):06d}"
-            item: dict[str, Any] = {
-                "type": "function_call",
-                "id": f"fc_{call_id}",
-                "call_id": call_id,
-                "name": "exec_command",
-                "arguments": json.dumps({"cmd": action.text}),
-                "status": "completed",
-            }
-        else:
-            item = {
-                "type": "message",
-                "id": f"msg_{response_id}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": action.text, "annotations": []}],
-            }
+        item = _responses_item(action, response_id)
         usage = {
             "input_tokens": 10,
             "input_tokens_details": {"cached_tokens": 0},
@@ -315,3 +296,31 @@ def responses(script: Script) -> Any:
         return True
 
     return respond
+
+
+def _responses_item(action: Action, response_id: str) -> dict[str, Any]:
+    """codex's output item for `action`: an exec_command call (codex edits and reads
+    through its shell), or the final message."""
+    if action.tool == "write":
+        quoted, folder = shlex.quote(action.path), shlex.quote(str(Path(action.path).parent))
+        write = f"mkdir -p {folder} && printf '%s' {shlex.quote(action.text)} > {quoted}"
+        action = Action("shell", write)
+    elif action.tool == "read":
+        action = Action("shell", f"cat {shlex.quote(action.path)}")
+    if action.tool == "shell":
+        call_id = f"call_{next(_ids):06d}"
+        return {
+            "type": "function_call",
+            "id": f"fc_{call_id}",
+            "call_id": call_id,
+            "name": "exec_command",
+            "arguments": json.dumps({"cmd": action.text}),
+            "status": "completed",
+        }
+    return {
+        "type": "message",
+        "id": f"msg_{response_id}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": action.text, "annotations": []}],
+    }

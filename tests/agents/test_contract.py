@@ -45,7 +45,23 @@ USAGE_ERROR = re.compile(
     r"invalid values?:|missing required argument|is not a valid|invalid argument",
     re.IGNORECASE,
 )
+#: What the CLIs print when a policy or permission setting is refused (gemini: a bad
+#: policy file; opencode: OPENCODE_PERMISSION not JSON; qwen: an unknown rule).
+CONFIG_ERROR = re.compile(
+    r"policy file|failed to (load|parse)|contains invalid JSON|invalid (rule|permission)|"
+    r"error.*\.toml",
+    re.IGNORECASE,
+)
 MARKER = "kitty-contract-marker-7f3a"
+#: The tools kitty's narrowed permissions must still offer the model (read, edit, shell):
+#: a CLI that drops one headless (qwen did, with Claude-style names in --allowed-tools)
+#: leaves its agent unable to commit or run kitty. opencode is checked end to end
+#: (test_sprint_double): its request with the prompt here is the title request.
+NEEDED_TOOLS = {
+    "claude": {"Read", "Write", "Edit", "Bash"},
+    "gemini": {"read_file", "write_file", "replace", "run_shell_command"},
+    "qwen": {"read_file", "write_file", "edit", "run_shell_command"},
+}
 
 
 def prompt_for(mark: str) -> str:
@@ -69,6 +85,23 @@ class Outcome:
 
     def prompt_sent(self) -> bool:
         return any(MODEL_PATH[self.name] in r.path for r in self.requests)
+
+    def tools_offered(self) -> set[str]:
+        """The tool names its model requests offered (Anthropic, Chat Completions, Gemini)."""
+        names: set[str] = set()
+        for request in self.all_requests:
+            try:
+                body = request.json()
+            except ValueError:
+                continue
+            for tool in (body.get("tools") or []) if isinstance(body, dict) else []:
+                if not isinstance(tool, dict):
+                    continue
+                function = tool.get("function") or {}
+                declared = tool.get("functionDeclarations") or []
+                names.update(str(d.get("name")) for d in declared if isinstance(d, dict))
+                names.add(str(function.get("name") or tool.get("name") or ""))
+        return names - {""}
 
     def reached_model(self) -> bool:
         return any(MODEL_PATH[self.name] in r.path for r in self.all_requests)
@@ -114,7 +147,7 @@ def run_in(name: str, role: str, tmp: Path, loopback: Loopback) -> Outcome:
         proc = subprocess.Popen(
             invocation.argv,
             cwd=invocation.cwd,
-            env=environment(name, root / "home", loopback.url),
+            env={**environment(name, root / "home", loopback.url), **invocation.env},
             stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -171,8 +204,11 @@ def test_the_real_cli_accepts_kittys_command_line(
     else:
         assert outcome.prompt_sent(), f"the prompt never reached the model service\n{shown}"
     assert outcome.exit_code != 0, f"it cannot have succeeded without credentials\n{shown}"
-    if name == "gemini":  # --skip-trust: yolo is not dropped back to "default"
+    if name == "gemini":  # --skip-trust: the approval mode is not overridden
         assert "overridden" not in outcome.output, shown
+    assert not CONFIG_ERROR.search(outcome.output), shown  # its permission config loaded
+    missing = NEEDED_TOOLS.get(name, set()) - outcome.tools_offered()
+    assert not missing, f"the model was not offered {sorted(missing)}\n{shown}"
 
 
 def test_the_check_catches_a_command_line_the_cli_refuses(tmp_path: Path) -> None:

@@ -11,22 +11,35 @@ CLIs on a developer's machine; fails in CI with npm (make test installs them).
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kitty.adapters.agents import Dispatch, backend_for
 from tests.agents.clis import environment, require
-from tests.agents.double import Script, anthropic, responses
+from tests.agents.double import Action, Script, anthropic, responses
+from tests.agents.double_chat import chat
+from tests.agents.double_gemini import gemini
 from tests.agents.loopback import serve
-from tests.helpers import git, kitty_argv, make_mission, ok
+from tests.helpers import git, init_repo, kitty_argv, make_mission, ok
 
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
 SLUG = "demo-01ABCDEF"
+#: How the CLIs word a refused tool call in the result the model gets back.
+DENIED = re.compile(
+    r"permission|not allowed|denied|prevents you from using|(needs|requires) approval|"
+    r"not (found|registered)|unknown tool",
+    re.IGNORECASE,
+)
 WPS = [{"wp_id": f"WP0{i}", "owned": [f"src/wp0{i}.txt"]} for i in (1, 2, 3)]
 
 
@@ -34,44 +47,11 @@ def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize(("implementer", "reviewer"), [("claude", "codex"), ("codex", "claude")])
-def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
-    repo: Path, tmp_path: Path, implementer: str, reviewer: str
+def check_prompts_and_commands(
+    script: Script, repo: Path, tmp_path: Path, implementer: str, reviewer: str
 ) -> None:
-    require(implementer)
-    require(reviewer)
-    make_mission(repo, wps=WPS)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "plan")
-    script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with serve() as double:
-        double.responders += [anthropic(script), responses(script)]
-        home = tmp_path / "agent-home"
-        env = {**environment("claude", home, double.url), **environment("codex", home, double.url)}
-        done = subprocess.run(
-            kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
-                       "--reviewer", reviewer, "--merge", "--parallel", "2", "--timeout", "120"),
-            capture_output=True, text=True, timeout=280, env=env,
-        )  # fmt: skip
-    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
-    logs = "\n".join(
-        f"--- {p.name}\n{p.read_text()[-1500:]}"
-        for p in sorted(repo.rglob(".kittify/runs/*/*.log"))
-    )
-    stream = events(done.stdout)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:] + logs
-    end = stream[-1]
-    assert end["event"] == "end" and end["ok"] and end["merged"], end
-
-    # who did what: the implementer did all three and fixed WP02; the other reviewed
-    runs = [(e["wp_id"], e["role"], e["agent"]) for e in stream if e["event"] == "dispatch"]
-    assert sorted(runs) == sorted(
-        [(w, "implement", implementer) for w in ("WP01", "WP02", "WP02", "WP03")]
-        + [(w, "review", reviewer) for w in ("WP01", "WP02", "WP02", "WP03")]
-    )
+    """The prompts the double received (the workspace, the exact commands), and that
+    the agents ran those commands as printed."""
     # the prompts the double received: the workspace and the exact commands
     implements = [p for p in script.prompts if p.startswith("# Implement")]
     assert len(implements) == 3 and len([p for p in script.prompts if p.startswith("# Fix")]) == 1
@@ -96,6 +76,56 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert any(f"--mission {SLUG} --to planned --agent {reviewer}" in c for c in script.commands)
     assert (tmp_path / "WP02-feedback.md").is_file()
 
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    ("implementer", "reviewer"),
+    [("claude", "codex"), ("codex", "claude"), ("qwen", "claude"), ("opencode", "codex")],
+)
+def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
+    repo: Path, tmp_path: Path, implementer: str, reviewer: str
+) -> None:
+    require(implementer)
+    require(reviewer)
+    make_mission(repo, wps=WPS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with serve() as double:
+        double.responders += [anthropic(script), responses(script), chat(script)]
+        home = tmp_path / "agent-home"
+        env: dict[str, str] = {}
+        for name in {"claude", "codex", implementer, reviewer}:
+            env.update(environment(name, home, double.url))
+        done = subprocess.run(
+            kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
+                       "--reviewer", reviewer, "--merge", "--parallel", "2", "--timeout", "120"),
+            capture_output=True, text=True, timeout=280, env=env,
+        )  # fmt: skip
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
+    logs = "\n".join(
+        f"--- {p.name}\n{p.read_text()[-1500:]}"
+        for p in sorted(repo.rglob(".kittify/runs/*/*.log"))
+    )
+    stream = events(done.stdout)
+    # kitty's narrowed permissions let every tool call through (edit, git, kitty)
+    refused = [r for r in script.results if DENIED.search(r)]
+    assert not refused, refused
+    assert not re.search(r'"permission_denials":\s*\[\s*\{', logs), logs
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:] + logs
+    end = stream[-1]
+    assert end["event"] == "end" and end["ok"] and end["merged"], end
+
+    # who did what: the implementer did all three and fixed WP02; the other reviewed
+    runs = [(e["wp_id"], e["role"], e["agent"]) for e in stream if e["event"] == "dispatch"]
+    assert sorted(runs) == sorted(
+        [(w, "implement", implementer) for w in ("WP01", "WP02", "WP02", "WP03")]
+        + [(w, "review", reviewer) for w in ("WP01", "WP02", "WP02", "WP03")]
+    ), "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch") + logs
+    check_prompts_and_commands(script, repo, tmp_path, implementer, reviewer)
+
     # the merged result holds each WP's file, WP02 with its fix
     for wp in ("wp01", "wp02", "wp03"):
         assert git(repo, "show", f"main:src/{wp}.txt").startswith(f"{wp.upper()} implemented")
@@ -104,3 +134,61 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert {w["id"]: w["lane"] for w in status} == {w["wp_id"]: "done" for w in WPS}
     assert cpu < 60, f"{cpu:.1f} s of CPU"
     print(f"end-to-end sprint {implementer}/{reviewer}: {cpu:.1f} s CPU, {end['timing']}")
+
+
+@dataclass
+class Forbidden(Script):
+    """Asks for a command kitty's permissions do not allow, then for a git command and an
+    edit in the worktree, which they do allow."""
+
+    workspace: str = ""
+
+    def plan(self, prompt: str, results: list[str]) -> list[Action]:
+        return [
+            Action("shell", "touch forbidden.txt"),
+            Action("shell", "git status --short"),
+            Action("write", "allowed by kitty\n", f"{self.workspace}/allowed.txt"),
+            Action("say", "Done."),
+        ]
+
+
+@pytest.mark.timeout(200)
+def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
+    tmp_path: Path,
+) -> None:
+    """The control: with kitty's command line and permission settings, claude, gemini,
+    qwen and opencode refuse a shell command that is not `git …` or `kitty …` (the file
+    is not made, the model is told so in words DENIED recognises), and let a `git`
+    command and an edit in the worktree through."""
+    names = ["claude", "gemini", "qwen", "opencode"]
+    for name in names:
+        require(name)
+
+    def run(name: str) -> tuple[str, list[str], list[bool]]:
+        workspace = init_repo(tmp_path / name / "ws")
+        script = Forbidden(feedback_dir=tmp_path, workspace=str(workspace))
+        prompt = "# Implement WP01 – Thing\n\nDo the work.\n"
+        dispatch = Dispatch(
+            name, "implement", prompt, str(tmp_path / name / "p.md"), str(workspace), "WP01",
+            "m", str(workspace), 120,
+        )  # fmt: skip
+        invocation = backend_for(name, {}).invocation(dispatch)
+        start = time.monotonic()
+        with serve() as double:
+            double.responders += [anthropic(script), chat(script), gemini(script)]
+            env = {**environment(name, tmp_path / name / "home", double.url), **invocation.env}
+            subprocess.run(
+                invocation.argv, cwd=invocation.cwd, input=invocation.stdin, env=env,
+                capture_output=True, text=True, timeout=150,
+            )  # fmt: skip
+        print(f"{name}: {time.monotonic() - start:.1f} s, {script.results}")
+        made = [(workspace / f).is_file() for f in ("forbidden.txt", "allowed.txt")]
+        return name, script.results, made
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        outcomes = list(pool.map(run, names))
+    for name, results, made in outcomes:
+        assert len(results) == 3, (name, results)
+        assert DENIED.search(results[0]) and not made[0], (name, results)
+        assert not DENIED.search(results[1]) and not DENIED.search(results[2]), (name, results)
+        assert made[1], (name, results)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kitty.adapters.agents import Dispatch, backend_for
+from kitty.adapters.agents import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
 from kitty.services.liveness import pid_alive
 from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok, trust
 
@@ -94,10 +94,17 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
             "/ws",
             "-",
         ],
-        "gemini": ["gemini", "--skip-trust", "--approval-mode", "yolo", "--output-format", "json"],
-        "opencode": ["opencode", "run", "--dir", "/ws", "--auto", "--format", "json"],
-        "qwen": ["qwen", "--approval-mode", "yolo", "--output-format", "json"],
-    }
+        "gemini": [
+            "gemini", "--skip-trust", "--approval-mode", "default", "--policy",
+            str(GEMINI_POLICY), "--output-format", "json",
+        ],
+        "opencode": ["opencode", "run", "--dir", "/ws", "--format", "json"],
+        "qwen": [
+            "qwen", "--approval-mode", "default", "--allowed-tools", "read_file,list_directory,"
+            "glob,grep_search,edit,write_file,run_shell_command(git *),run_shell_command(kitty *)",
+            "--output-format", "json",
+        ],
+    }  # fmt: skip
     as_argument = {
         "llxprt": ["llxprt", "-p", "PROMPT", "--approval-mode=yolo"],
         "kilocode": ["kilocode", "-a", "--yolo", "-j", "PROMPT", "-C", "/ws"],
@@ -115,6 +122,9 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
         assert invocation.argv == argv, name
         assert invocation.cwd == "/ws"
         assert invocation.stdin == ("PROMPT" if name in on_stdin else None), name
+        assert dict(invocation.env) == (
+            {"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)} if name == "opencode" else {}
+        ), name
     config = {
         "agents": {
             "commands": {
@@ -130,6 +140,47 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
         "/ws",
         "WP01/implement",
     ]
+
+
+def test_headless_permissions_allow_edits_reads_git_and_kitty_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """gemini's policy file (shipped with kitty) and opencode's permission config allow
+    only edits, the read tools, and commands starting with `git` or `kitty`; the env an
+    invocation carries reaches the agent process."""
+    import tomllib
+
+    from kitty.adapters.agentrun import AgentRun
+    from kitty.adapters.agents import Invocation
+
+    rules = tomllib.loads(GEMINI_POLICY.read_text())["rule"]
+    assert {r["decision"] for r in rules} == {"allow"}
+    assert sorted(str(r["toolName"]) for r in rules) == [
+        "['write_file', 'replace']",
+        "run_shell_command",
+    ]
+    (shell,) = [r for r in rules if r["toolName"] == "run_shell_command"]
+    assert shell["commandPrefix"] == ["git", "kitty"] and "allowRedirection" not in shell
+    first, *rest = OPENCODE_PERMISSION.items()
+    assert first == ("*", "deny")  # the last matching rule wins: deny first
+    assert dict(rest) == {
+        "read": "allow", "list": "allow", "glob": "allow", "grep": "allow", "edit": "allow",
+        "bash": {"*": "deny", "git *": "allow", "kitty *": "allow"},
+    }  # fmt: skip
+    assert next(iter(OPENCODE_PERMISSION["bash"].items())) == ("*", "deny")
+    out = tmp_path / "env.txt"
+    d = Dispatch("x", "implement", "P", "/p.md", str(tmp_path), "WP01", "m", "/repo", 600)
+    opencode = backend_for("opencode", {}).invocation(d)
+    probe = [
+        sys.executable,
+        "-c",
+        f"import os; open({str(out)!r}, 'w').write(os.environ['OPENCODE_PERMISSION'])",
+    ]
+    with (tmp_path / "agent.log").open("w") as log:
+        run = AgentRun(Invocation(probe, str(tmp_path), env=opencode.env), "opencode", log)
+        while run.poll() is None:
+            time.sleep(0.02)
+    assert json.loads(out.read_text()) == OPENCODE_PERMISSION
 
 
 def test_unknown_agent_is_a_clear_error(repo: Path) -> None:

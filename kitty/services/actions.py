@@ -63,9 +63,9 @@ def _implement_refusal(mission: Mission, board: Board, wp_id: str, who: str) -> 
 
 
 def _dependencies(mission: Mission, wp_id: str) -> list[DependencyInfo]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     infos = []
     for dep in mission.wps[wp_id].dependencies:
         dep_wp = mission.wps.get(dep)
@@ -492,9 +492,9 @@ def review(
     commits: list[str] = []
     changed: list[str] = []
     if ws.branch and base:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
 
-        git = Git(mission.project.root)
+        git = Git(mission.project.root, gitpython=True)
         if git.branch_exists(ws.branch):
             commits = git.log_subjects(str(base), ws.branch)
             changed = git.changed_between(str(base), ws.branch)

@@ -35,7 +35,7 @@ from kitty.errors import GitError, KittyError
 from kitty.services.workspace import Mission
 
 if TYPE_CHECKING:  # subprocess is imported only when a commit is made: moves stay lean
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
 RETRY_ENV = "KITTY_COMMIT_RETRY_SECONDS"
 DEFAULT_RETRY_SECONDS = 10.0
@@ -73,12 +73,12 @@ def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) 
 def pending(mission: Mission, extra: list[Path] | None = None) -> list[str]:
     """kitty's files that differ from HEAD (repository-relative, sorted); an untracked
     status.json is not kitty's to add (it is derived, and some teams ignore it)."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
     root = mission.project.root
     own = [mission.events_path, mission.dir / "lanes.json", mission.dir / "meta.json"]
     specs = [*SHARED_PATHSPECS, *(_relative(root, p) for p in [*own, *(extra or [])])]
-    out = GitCli(root).run(
+    out = Git(root).run(
         "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *specs
     )
     found: set[str] = set()
@@ -105,20 +105,20 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
     root = mission.project.root
     paths: list[str] = []
     try:
-        from kitty.adapters.gitcli import GitCli
+        from kitty.adapters.git import Git
 
         lock = mission.project.lock_path("commit")
         with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
             paths = pending(mission, extra)
             if not paths:
                 return None  # nothing of kitty's is pending: another writer committed it
-            return commit_paths(GitCli(root), paths, message)
+            return commit_paths(Git(root), paths, message)
     except KittyError as exc:
         _warn_pending(mission, message, exc, paths)
         return None
 
 
-def commit_paths(git: GitCli, paths: list[str], message: str) -> str | None:
+def commit_paths(git: Git, paths: list[str], message: str) -> str | None:
     """Commit exactly `paths` (their working-tree content), leaving other staged work
     alone; retries while another git holds the index lock. None: nothing to commit.
 
@@ -130,7 +130,7 @@ def commit_paths(git: GitCli, paths: list[str], message: str) -> str | None:
     deadline = time.monotonic() + retry_seconds()
     pause = 0.02
     while True:
-        summary = _summary(git.cwd, logs, before, None)
+        summary = _summary(git.path, logs, before, None)
         try:
             sha = _commit_once(git, paths, _message(message, summary[0]))
             break
@@ -143,12 +143,12 @@ def commit_paths(git: GitCli, paths: list[str], message: str) -> str | None:
     if sha is not None and logs:
         after = _committed_sizes(git, logs)
         if after != summary[1]:  # the logs grew between the summary and the commit
-            lines, _ = _summary(git.cwd, logs, before, after)
+            lines, _ = _summary(git.path, logs, before, after)
             sha = _reword(git, sha, _message(message, lines))
     return sha
 
 
-def _commit_once(git: GitCli, paths: list[str], message: str) -> str | None:
+def _commit_once(git: Git, paths: list[str], message: str) -> str | None:
     untracked = git.run("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
     new = sorted(set(untracked.split("\0")) - {""})
     if new:
@@ -166,7 +166,7 @@ def _commit_once(git: GitCli, paths: list[str], message: str) -> str | None:
     raise GitError(f"git commit failed: {detail}", "see the git message above")
 
 
-def _reword(git: GitCli, sha: str, message: str) -> str:
+def _reword(git: Git, sha: str, message: str) -> str:
     """`sha` (HEAD) with `message`; HEAD is moved only if nobody moved it meanwhile."""
     tree, *parents = git.run("show", "-s", "--format=%T %P", sha).split()
     args = [x for p in parents for x in ("-p", p)]
@@ -175,7 +175,7 @@ def _reword(git: GitCli, sha: str, message: str) -> str:
     return new if code == 0 else sha
 
 
-def _committed_sizes(git: GitCli, logs: list[str]) -> dict[str, int]:
+def _committed_sizes(git: Git, logs: list[str]) -> dict[str, int]:
     if not logs:
         return {}
     code, out, _ = git.status("ls-tree", "-l", "-z", "HEAD", "--", *logs)

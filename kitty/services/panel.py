@@ -232,12 +232,12 @@ class Loop:
         return self.review_dir / f"round-{round_no}"
 
     def scope(self, mission: Mission) -> dict[str, Any]:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
         from kitty.services.worktrees import existing_workspace
 
         st = mission.board.wps[self.wp_id]
         ws = existing_workspace(mission, self.wp_id)
-        git = Git(mission.project.root)
+        git = Git(mission.project.root, gitpython=True)
         head_ref = ws.branch if ws.branch and git.branch_exists(ws.branch) else "HEAD"
         base = str(st.scalars.get("base_commit") or "")
         if not base:
@@ -1090,13 +1090,12 @@ def _write_once(path: Path, data: dict[str, Any]) -> None:
 
 
 def _git_state(workspace: str) -> str:
-    done = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True, check=False
+    from kitty.adapters.git import Git
+
+    git = Git(Path(workspace))
+    return (
+        git.status("rev-parse", "HEAD")[1].strip() + "\n" + git.status("status", "--porcelain")[1]
     )
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True, check=False
-    )
-    return head.stdout.strip() + "\n" + done.stdout
 
 
 def answer_example(wp_id: str, slug: str, questions: list[Any]) -> str:

@@ -66,10 +66,10 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
     A merge conflict leaves the repository as it was (new worktree and branches
     removed, merges undone) and names the lanes and files that conflict.
     """
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     lane = lane_of(mission, wp_id)
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     if lane is None:
         return LaneWorkspace(None, git.current_branch(), mission.project.root, git.sha())
     lane_id = str(lane["lane_id"])
@@ -99,7 +99,7 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
             )
         git.add_worktree(path, branch)
         created.append("worktree")
-    lane_git = Git(path)
+    lane_git = Git(path, gitpython=True)
     before: str | None = None  # HEAD before the first merge: read only when one happens
     merged = []
     for dep_lane in lane.get("depends_on_lanes", []):
@@ -126,9 +126,9 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
 def discard(mission: Mission, ws: LaneWorkspace) -> None:
     """Remove a worktree this command created (when the claim that needed it failed)."""
     if ws.created and ws.lane_id and ws.branch:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
 
-        _undo(Git(mission.project.root), mission, ws.branch, ws.path, ["worktree"])
+        _undo(Git(mission.project.root, gitpython=True), mission, ws.branch, ws.path, ["worktree"])
 
 
 def _undo(git: Any, mission: Mission, branch: str, path: Path, created: list[str]) -> None:

@@ -16,7 +16,10 @@ only warn. The rule:
 * someone else's git holding `.git/index.lock` is retried with a back-off for
   `KITTY_COMMIT_RETRY_SECONDS` (default 10);
 * any failure is a warning naming the git message and a command that commits what
-  is pending; the next kitty write commits it anyway (it is still pending).
+  is pending; the next kitty write commits it anyway (it is still pending);
+* with `agents.auto_commit_delay: D` (seconds, > 0) a command that wrote only the log
+  and kitty's shared files leaves its commit to a background committer that commits
+  once the log has been quiet for D seconds (services/deferredcommit.py).
 
 Plain `git` subprocesses only: GitPython is never imported here (~120 ms a move).
 """
@@ -102,6 +105,11 @@ def _relative(root: Path, path: Path) -> str:
 def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | None:
     if not mission.config.auto_commit:
         return None
+    if mission.config.commit_delay > 0 and not extra:
+        from kitty.services.deferredcommit import defer
+
+        defer(mission.project, mission.slug)
+        return None
     root = mission.project.root
     paths: list[str] = []
     try:
@@ -118,12 +126,13 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
         return None
 
 
-def commit_paths(git: Git, paths: list[str], message: str) -> str | None:
+def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
     """Commit exactly `paths` (their working-tree content), leaving other staged work
     alone; retries while another git holds the index lock. None: nothing to commit.
 
     Call under the commit lock. The subject is `kitty: <message>`; when the commit
-    takes other writers' events along it counts them and its body lists them all.
+    takes other writers' events along it counts them and its body lists them all; a
+    message of None names the first event committed (the deferred committer's).
     """
     logs = [p for p in paths if p.endswith("/" + LOG_NAME)]
     before = _committed_sizes(git, logs)
@@ -188,16 +197,26 @@ def _committed_sizes(git: Git, logs: list[str]) -> dict[str, int]:
     return sizes
 
 
-def _message(message: str, lines: list[str]) -> str:
+def _message(message: str | None, lines: list[str]) -> str:
     """`kitty: <message>`; a commit that takes other writers' moves along says how many
     more, and lists every event it commits (a move's own note alone adds nothing)."""
-    subject = f"kitty: {message}"
+    subject = f"kitty: {message or _first(lines)}"
     moves = sum(" -> " in line for line in lines)
     if moves > 1:
         subject += f" and {moves - 1} more move{'s' if moves != 2 else ''}"
     if moves <= 1 and len(lines) <= 2:
         return subject
     return subject + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _first(lines: list[str]) -> str:
+    """The first move (else event) of `lines`, without its actor: `WP01 planned ->
+    claimed`, prefixed with its mission when the lines span several."""
+    if not lines:
+        return "pending status"
+    line = next((x for x in lines if " -> " in x), lines[0]).rsplit(" (", 1)[0]
+    slugs = {x.split(": ", 1)[0] for x in lines}
+    return line if len(slugs) > 1 else line.split(": ", 1)[-1]
 
 
 def _summary(

@@ -133,6 +133,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     """What a killed git (or `kitty sync`) left in the repository: a sync marker whose
     process is gone, a merge in progress, and git lock files no live git process owns."""
     from kitty.adapters import gitlocks
+    from kitty.services import deferredcommit
     from kitty.services.sync import MARKER, _pid_alive
 
     project = mission.project
@@ -162,6 +163,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
             f"{project.rel(common / 'MERGE_HEAD')}: a merge is in progress (finish it with "
             "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
         )
+    problems += deferredcommit.leftover_problems(project)
     for path in gitlocks.stale_locks(common, places):
         problems.append(
             f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
@@ -369,7 +371,9 @@ def repair(mission: Mission) -> dict[str, Any]:
     security = security_problems(mission)
     if security:
         return {"mission": mission.slug, "actions": [], "refused": security}
-    actions: list[str] = remove_stale_git_locks(mission)
+    from kitty.services.deferredcommit import flush_now
+
+    actions: list[str] = remove_stale_git_locks(mission) + flush_now(mission.project)
     path = mission.events_path
     quarantine = path.with_name(path.name + QUARANTINE_SUFFIX)
     shown = f"{mission.display}/{path.name}"

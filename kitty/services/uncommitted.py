@@ -90,6 +90,11 @@ def uncommitted_warning(mission: Mission) -> list[str]:
     except KittyError:
         auto = False  # a broken config is reported on its own
     why = "a commit failed" if auto else "agents.auto_commit is false"
+    if auto and mission.config.commit_delay > 0:
+        from kitty.services.deferredcommit import marks_dir
+
+        if (marks_dir(mission.project) / mission.slug).exists():
+            why = "yet: agents.auto_commit_delay defers the commit until moves pause"
     import shlex
 
     git = f"git -C {shlex.quote(str(mission.project.root))}"

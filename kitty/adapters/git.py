@@ -13,12 +13,14 @@ One interface, two runners behind it:
   use it; GitPython is imported only when such a command runs its first git command.
 
 Both runners return git's stdout and stderr as they are (stdout keeps its final
-newline) and report a failure the same way (`GitError`). Nothing here is imported by
-the read path's modules at import time: subprocess and GitPython load on first use.
+newline) and report a failure the same way (`GitError`). The read path's one git
+command (`kitty status` asking what is uncommitted) uses `spawned_output`. Importing
+this module imports neither subprocess nor GitPython: they load on first use.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,39 @@ class MergeOutcome:
     ok: bool
     conflicts: list[str]
     message: str = ""
+
+
+def spawned_output(args: list[str]) -> bytes | None:
+    """stdout of `git *args`, or None when git cannot run or exits non-zero; for the read
+    path (`kitty status`): started with os.posix_spawnp, so neither subprocess nor
+    GitPython is imported, and stderr is discarded."""
+    read_end, write_end = os.pipe()
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            pid = os.posix_spawnp(
+                "git",
+                ["git", *args],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, null, 0),
+                    (os.POSIX_SPAWN_DUP2, write_end, 1),
+                    (os.POSIX_SPAWN_DUP2, null, 2),
+                ],
+            )
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as pipe:
+        while chunk := pipe.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 def _subprocess(

@@ -1,9 +1,10 @@
 """Kitty's files that git has not committed yet (`agents.auto_commit: false` leaves them).
 
 `kitty status` (text) and `kitty doctor` warn about them with the command that commits
-them. One `git status` of the mission folder, started with os.posix_spawnp (the read path
-never imports subprocess) and `--no-optional-locks` (a read never takes git's index lock,
-which a concurrent `git commit` would then find taken). No git, or not a git work tree:
+them. One `git status` of the mission folder, started with os.posix_spawnp
+(adapters/git.py `spawned_output`: the read path never imports subprocess) and
+`--no-optional-locks` (a read never takes git's index lock, which a concurrent
+`git commit` would then find taken). No git, or not a git work tree:
 nothing is said.
 """
 
@@ -11,46 +12,16 @@ from __future__ import annotations
 
 import os
 
+from kitty.adapters.git import spawned_output
 from kitty.errors import KittyError
 from kitty.services.workspace import Mission
-
-
-def _git_output(args: list[str]) -> bytes | None:
-    """stdout of `git *args`, or None when git cannot run or exits non-zero."""
-    read_end, write_end = os.pipe()
-    try:
-        null = os.open(os.devnull, os.O_RDWR)
-        try:
-            pid = os.posix_spawnp(
-                "git",
-                ["git", *args],
-                os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, null, 0),
-                    (os.POSIX_SPAWN_DUP2, write_end, 1),
-                    (os.POSIX_SPAWN_DUP2, null, 2),
-                ],
-            )
-        finally:
-            os.close(null)
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    os.close(write_end)
-    chunks = []
-    with os.fdopen(read_end, "rb") as pipe:
-        while chunk := pipe.read(65536):
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 def uncommitted(mission: Mission) -> list[str]:
     """The mission's files (below kitty-specs/<mission>/) that differ from HEAD or are
     untracked; git-ignored ones (status.json) are not counted."""
     root = mission.project.root  # the log and WP files are the primary checkout's
-    out = _git_output(
+    out = spawned_output(
         [
             "--no-optional-locks",
             "-C",

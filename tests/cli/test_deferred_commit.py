@@ -153,3 +153,25 @@ def test_a_bad_delay_is_refused_before_anything_is_written(repo: Path) -> None:
     assert "agents.auto_commit_delay must be a number of seconds" in run.err
     assert "Traceback" not in run.err
     assert (mission / "status.events.jsonl").read_bytes() == before
+
+
+def test_parallel_deferred_moves_all_end_committed(repo: Path) -> None:
+    """Six movers at once, each deciding whether a committer runs while another may be
+    starting or leaving: every event ends committed and no mark is left."""
+    mission = _planned(repo, 6)
+    _delay(repo, 0.3)
+    procs = [
+        subprocess.Popen(
+            kitty_argv(repo, "move", f"WP{i:02d}", "claimed", "--agent", f"a{i}"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        for i in range(1, 7)
+    ]
+    errors = [proc.communicate(timeout=120)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 6, errors
+    _settled(repo)
+    assert _moves(mission) == [f"WP{i:02d}" for i in range(1, 7)]
+    assert _kitty_dirty(repo) == ""

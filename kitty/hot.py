@@ -61,9 +61,10 @@ def status(
     live: list[str] = []
     git = None
     if not as_json:  # for people; agents' --json reads pay for no git process
-        from kitty.services.uncommitted import warning_for
+        from kitty.services.uncommitted import deferred_mark, warning_for
 
-        git = (str(project.root), opened.display, opened.slug, opened.config.auto_commit)
+        auto = opened.config.auto_commit
+        git = (str(project.root), opened.display, opened.slug, auto, deferred_mark(opened, auto))
         live = warning_for(*git)
     if as_json:
         text = ""

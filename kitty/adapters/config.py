@@ -21,6 +21,9 @@ SOFT_CAP = 999  # review.cap: soft -- no rejection cap
 class Config:
     agents: tuple[str, ...] = ()
     auto_commit: bool = False
+    #: agents.auto_commit_delay: seconds the log must be quiet before a deferred
+    #: auto-commit (0: each command commits before it exits).
+    commit_delay: float = 0.0
     max_cycles: int = 3
     block_at: str = "P2"
     identity: str | None = None
@@ -84,6 +87,19 @@ def _boolean(section: dict[str, Any], key: str, default: bool, display: str) -> 
     return value
 
 
+def _seconds(section: dict[str, Any], key: str, display: str) -> float:
+    """A number of seconds from 0 up to an hour (agents.auto_commit_delay)."""
+    value = section.get(key, 0)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 3600:
+        raise SpecError(
+            display,
+            None,
+            f"agents.{key} must be a number of seconds from 0 to 3600, not {value!r}",
+            f"for example: agents: {{{key}: 2}} (0 commits before each command exits)",
+        )
+    return float(value)
+
+
 def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
     """Read and type-check the config; a bad value is a SpecError naming file, key and fix."""
     raw = _load_yaml(path, display)
@@ -145,6 +161,7 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
     return Config(
         agents=tuple(available),
         auto_commit=_boolean(agents, "auto_commit", False, display),
+        commit_delay=_seconds(agents, "auto_commit_delay", display),
         max_cycles=max_cycles,
         block_at=block_at,
         identity=str(identity) if identity else None,

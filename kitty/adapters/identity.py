@@ -10,21 +10,13 @@ DEFAULT_ACTOR = "user"
 
 def git_identity(cwd: Path) -> str | None:
     """`user.name`, else `user.email` from git's config as seen in `cwd`, else None."""
-    import subprocess  # only when nobody said who acts: status and next never need it
+    from kitty.adapters.git import NOT_RUN, TIMED_OUT, Git  # only when nobody said who acts
 
     for key in ("user.name", "user.email"):
-        try:
-            done = subprocess.run(
-                ["git", "config", "--get", key],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
+        code, out, _ = Git(cwd).status("config", "--get", key, timeout=10)
+        if code in (NOT_RUN, TIMED_OUT):
             return None
-        value = done.stdout.strip()
-        if done.returncode == 0 and value:
+        value = out.strip()
+        if code == 0 and value:
             return value
     return None

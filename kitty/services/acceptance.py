@@ -34,7 +34,7 @@ def active_ids(mission: Mission) -> list[str]:
 
 def readiness(mission: Mission) -> list[str]:
     """Every reason the mission cannot be accepted, all at once."""
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     board = mission.board
     problems = []
@@ -60,7 +60,7 @@ def readiness(mission: Mission) -> list[str]:
     for lane in (mission.lanes_doc or {}).get("lanes", []):
         path = lane_path(mission, str(lane["lane_id"]))
         if path.is_dir():
-            dirty = Git(path).changed_paths()
+            dirty = Git(path, gitpython=True).changed_paths()
             if dirty:
                 problems.append(
                     f"{lane['lane_id']} worktree has uncommitted changes: " + ", ".join(dirty[:8])
@@ -96,7 +96,7 @@ def _remarks(mission: Mission, board: Board) -> dict[str, dict[str, Any]]:
 
 
 def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     if mission.meta.get("accepted_at"):
         return {
@@ -114,7 +114,7 @@ def accept(mission: Mission, agent: str | None) -> dict[str, Any]:
             "fix every problem listed, then run `kitty accept` again",
         )
     who = mission.actor(agent)
-    commit = Git(mission.project.root).sha()
+    commit = Git(mission.project.root, gitpython=True).sha()
     mission.record(lambda board: _acceptance(mission, board, who, commit))
     mission.refresh()
     autocommit(mission, f"accept {mission.slug}")

@@ -21,9 +21,9 @@ def prompt_path(mission: Mission, wp_id: str, role: str) -> Path:
 
 
 def dependency_infos(mission: Mission, wp_id: str) -> list[DependencyInfo]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     infos = []
     for dep in mission.wps[wp_id].dependencies:
         dep_wp = mission.wps.get(dep)
@@ -109,9 +109,9 @@ def lane_changes(mission: Mission, ws: LaneWorkspace, base: Any) -> tuple[list[s
     commits: list[str] = []
     changed: list[str] = []
     if ws.branch and base:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
 
-        git = Git(mission.project.root)
+        git = Git(mission.project.root, gitpython=True)
         if git.branch_exists(ws.branch):
             commits = git.log_subjects(str(base), ws.branch)
             changed = git.changed_between(str(base), ws.branch)

@@ -16,7 +16,10 @@ only warn. The rule:
 * someone else's git holding `.git/index.lock` is retried with a back-off for
   `KITTY_COMMIT_RETRY_SECONDS` (default 10);
 * any failure is a warning naming the git message and a command that commits what
-  is pending; the next kitty write commits it anyway (it is still pending).
+  is pending; the next kitty write commits it anyway (it is still pending);
+* with `agents.auto_commit_delay: D` (seconds, > 0) a command that wrote only the log
+  and kitty's shared files leaves its commit to a background committer that commits
+  once the log has been quiet for D seconds (services/deferredcommit.py).
 
 Plain `git` subprocesses only: GitPython is never imported here (~120 ms a move).
 """
@@ -35,7 +38,7 @@ from kitty.errors import GitError, KittyError
 from kitty.services.workspace import Mission
 
 if TYPE_CHECKING:  # subprocess is imported only when a commit is made: moves stay lean
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
 RETRY_ENV = "KITTY_COMMIT_RETRY_SECONDS"
 DEFAULT_RETRY_SECONDS = 10.0
@@ -73,12 +76,12 @@ def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) 
 def pending(mission: Mission, extra: list[Path] | None = None) -> list[str]:
     """kitty's files that differ from HEAD (repository-relative, sorted); an untracked
     status.json is not kitty's to add (it is derived, and some teams ignore it)."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
     root = mission.project.root
     own = [mission.events_path, mission.dir / "lanes.json", mission.dir / "meta.json"]
     specs = [*SHARED_PATHSPECS, *(_relative(root, p) for p in [*own, *(extra or [])])]
-    out = GitCli(root).run(
+    out = Git(root).run(
         "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *specs
     )
     found: set[str] = set()
@@ -102,35 +105,41 @@ def _relative(root: Path, path: Path) -> str:
 def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | None:
     if not mission.config.auto_commit:
         return None
+    if mission.config.commit_delay > 0 and not extra:
+        from kitty.services.deferredcommit import defer
+
+        defer(mission.project, mission.slug)
+        return None
     root = mission.project.root
     paths: list[str] = []
     try:
-        from kitty.adapters.gitcli import GitCli
+        from kitty.adapters.git import Git
 
         lock = mission.project.lock_path("commit")
         with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
             paths = pending(mission, extra)
             if not paths:
                 return None  # nothing of kitty's is pending: another writer committed it
-            return commit_paths(GitCli(root), paths, message)
+            return commit_paths(Git(root), paths, message)
     except KittyError as exc:
         _warn_pending(mission, message, exc, paths)
         return None
 
 
-def commit_paths(git: GitCli, paths: list[str], message: str) -> str | None:
+def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
     """Commit exactly `paths` (their working-tree content), leaving other staged work
     alone; retries while another git holds the index lock. None: nothing to commit.
 
     Call under the commit lock. The subject is `kitty: <message>`; when the commit
-    takes other writers' events along it counts them and its body lists them all.
+    takes other writers' events along it counts them and its body lists them all; a
+    message of None names the first event committed (the deferred committer's).
     """
     logs = [p for p in paths if p.endswith("/" + LOG_NAME)]
     before = _committed_sizes(git, logs)
     deadline = time.monotonic() + retry_seconds()
     pause = 0.02
     while True:
-        summary = _summary(git.cwd, logs, before, None)
+        summary = _summary(git.path, logs, before, None)
         try:
             sha = _commit_once(git, paths, _message(message, summary[0]))
             break
@@ -143,12 +152,12 @@ def commit_paths(git: GitCli, paths: list[str], message: str) -> str | None:
     if sha is not None and logs:
         after = _committed_sizes(git, logs)
         if after != summary[1]:  # the logs grew between the summary and the commit
-            lines, _ = _summary(git.cwd, logs, before, after)
+            lines, _ = _summary(git.path, logs, before, after)
             sha = _reword(git, sha, _message(message, lines))
     return sha
 
 
-def _commit_once(git: GitCli, paths: list[str], message: str) -> str | None:
+def _commit_once(git: Git, paths: list[str], message: str) -> str | None:
     untracked = git.run("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
     new = sorted(set(untracked.split("\0")) - {""})
     if new:
@@ -166,7 +175,7 @@ def _commit_once(git: GitCli, paths: list[str], message: str) -> str | None:
     raise GitError(f"git commit failed: {detail}", "see the git message above")
 
 
-def _reword(git: GitCli, sha: str, message: str) -> str:
+def _reword(git: Git, sha: str, message: str) -> str:
     """`sha` (HEAD) with `message`; HEAD is moved only if nobody moved it meanwhile."""
     tree, *parents = git.run("show", "-s", "--format=%T %P", sha).split()
     args = [x for p in parents for x in ("-p", p)]
@@ -175,7 +184,7 @@ def _reword(git: GitCli, sha: str, message: str) -> str:
     return new if code == 0 else sha
 
 
-def _committed_sizes(git: GitCli, logs: list[str]) -> dict[str, int]:
+def _committed_sizes(git: Git, logs: list[str]) -> dict[str, int]:
     if not logs:
         return {}
     code, out, _ = git.status("ls-tree", "-l", "-z", "HEAD", "--", *logs)
@@ -188,16 +197,26 @@ def _committed_sizes(git: GitCli, logs: list[str]) -> dict[str, int]:
     return sizes
 
 
-def _message(message: str, lines: list[str]) -> str:
+def _message(message: str | None, lines: list[str]) -> str:
     """`kitty: <message>`; a commit that takes other writers' moves along says how many
     more, and lists every event it commits (a move's own note alone adds nothing)."""
-    subject = f"kitty: {message}"
+    subject = f"kitty: {message or _first(lines)}"
     moves = sum(" -> " in line for line in lines)
     if moves > 1:
         subject += f" and {moves - 1} more move{'s' if moves != 2 else ''}"
     if moves <= 1 and len(lines) <= 2:
         return subject
     return subject + "\n\n" + "\n".join(lines) + "\n"
+
+
+def _first(lines: list[str]) -> str:
+    """The first move (else event) of `lines`, without its actor: `WP01 planned ->
+    claimed`, prefixed with its mission when the lines span several."""
+    if not lines:
+        return "pending status"
+    line = next((x for x in lines if " -> " in x), lines[0]).rsplit(" (", 1)[0]
+    slugs = {x.split(": ", 1)[0] for x in lines}
+    return line if len(slugs) > 1 else line.split(": ", 1)[-1]
 
 
 def _summary(

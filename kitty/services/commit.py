@@ -40,7 +40,7 @@ def lane_owners(project: layout.Project, here: Path, paths: list[str]) -> list[s
 
 
 def safe_commit(cwd: Path, paths: list[str], message: str, force: bool = False) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     if not message.strip():
         raise UsageError("a commit needs a message", 'pass -m "feat(WP01): what changed"')
@@ -48,7 +48,7 @@ def safe_commit(cwd: Path, paths: list[str], message: str, force: bool = False) 
         raise UsageError("name the files to commit", "kitty safe-commit src/a.py -m MSG")
     project = layout.find_project(cwd)
     top = project.worktree.resolve()
-    git = Git(project.worktree)
+    git = Git(project.worktree, gitpython=True)
     changed = set(git.changed_paths())
     relative: list[str] = []
     problems: list[str] = []

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from kitty.adapters.git import Git
 from kitty.services.missions import Content, add_wp, create_mission, finalize
 from kitty.services.project import init_project
 from kitty.services.workspace import Mission
@@ -123,7 +123,7 @@ def try_line(repo: Path) -> str:
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    Git(repo).run(*args)
 
 
 def create_sample_repo(parent: Path | None = None) -> tuple[Path, str]:

@@ -257,7 +257,9 @@ def repair(mission: Mission) -> dict[str, Any]:
     security = security_problems(mission)
     if security:
         return {"mission": mission.slug, "actions": [], "refused": security}
-    actions: list[str] = remove_stale_git_locks(mission)
+    from kitty.services.deferredcommit import flush_now
+
+    actions: list[str] = remove_stale_git_locks(mission) + flush_now(mission.project)
     path = mission.events_path
     quarantine = path.with_name(path.name + QUARANTINE_SUFFIX)
     with eventlog.locked(mission.project.lock_path(mission.slug), f"mission {mission.slug}"):

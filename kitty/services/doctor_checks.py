@@ -115,6 +115,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     """What a killed git (or `kitty sync`) left in the repository: a sync marker whose
     process is gone, a merge in progress, and git lock files no live git process owns."""
     from kitty.adapters import gitlocks
+    from kitty.services import deferredcommit
     from kitty.services.sync import MARKER, _pid_alive
 
     project = mission.project
@@ -144,6 +145,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
             f"{project.rel(common / 'MERGE_HEAD')}: a merge is in progress (finish it with "
             "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
         )
+    problems += deferredcommit.leftover_problems(project)
     for path in gitlocks.stale_locks(common, places):
         problems.append(
             f"{project.rel(path)}: stale git lock (no git process runs in this repository; "

@@ -9,18 +9,14 @@ GitPython is not imported.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from pathlib import Path
+
+from kitty.adapters.git import Git
 
 
 def _git(path: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=path, capture_output=True, text=True, check=False, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    code, out, _ = Git(path).status(*args, timeout=60)
+    return out if code == 0 else None
 
 
 def fingerprint(path: Path) -> str | None:

@@ -37,9 +37,9 @@ def _merge_path(mission: Mission) -> Path:
 
 def plan(mission: Mission) -> list[dict[str, Any]]:
     """Lane merges in lane-graph order, then the mission branch into the target."""
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     steps: list[dict[str, Any]] = []
     doc = mission.lanes_doc or {}
     ordered = sorted(doc.get("lanes", []), key=lambda x: (x["parallel_group"], x["lane_id"]))
@@ -81,9 +81,9 @@ def _preflight(mission: Mission) -> None:
 
 
 def dry_run(mission: Mission) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     steps = plan(mission)
     target = target_branch(mission)
     head = (
@@ -136,7 +136,7 @@ def merge(
     resume: bool = False,
     abort: bool = False,
 ) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     if resume and abort:
         raise UsageError("--resume and --abort exclude each other", "pass one of them")
@@ -148,7 +148,7 @@ def merge(
     if dry:
         _preflight(mission)
         return dry_run(mission)
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     if resume:
         if not state_file.is_file():
             raise UsageError("no merge in progress for this mission", "run `kitty merge`")
@@ -189,9 +189,9 @@ def _save(path: Path, state: dict[str, Any]) -> None:
 def _run(
     mission: Mission, git: Any, state: dict[str, Any], state_file: Path, resume: bool
 ) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
-    wt = Git(Path(state["worktree"]))
+    wt = Git(Path(state["worktree"]), gitpython=True)
     squash = state["strategy"] == "squash"
     if resume:
         unresolved = wt.unmerged_paths()
@@ -200,7 +200,7 @@ def _run(
                 "still conflicted: " + ", ".join(unresolved),
                 f"resolve and `git add` them in {wt.path}, then --resume",
             )
-        if wt.merging() or wt.try_run("diff", "--cached", "--quiet")[0] != 0:
+        if wt.merging() or not wt.ok("diff", "--cached", "--quiet"):
             step = state["steps"][state["next"]]
             if wt.merging():
                 wt.run("commit", "--quiet", "--no-edit")
@@ -237,9 +237,9 @@ def _after_step(git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any]) 
     result = wt.sha()
     holder = git.worktree_of(step["target"])
     if holder is not None:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
 
-        status, out = Git(holder).try_run("merge", "--ff-only", "--quiet", result)
+        status, out, _ = Git(holder, gitpython=True).status("merge", "--ff-only", "--quiet", result)
         if status != 0:
             raise GitError(
                 f"cannot fast-forward {step['target']} in {holder}: {out.strip()[:200]}",
@@ -336,15 +336,15 @@ def _remove_lanes(mission: Mission, git: Any, state: dict[str, Any]) -> list[str
 
 
 def _abort(mission: Mission, state_file: Path) -> dict[str, Any]:
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     if not state_file.is_file():
         raise UsageError("no merge in progress for this mission", "nothing to abort")
     state = json.loads(state_file.read_text())
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     path = Path(state["worktree"])
     if path.is_dir():
-        Git(path).abort_merge()
+        Git(path, gitpython=True).abort_merge()
         git.remove_worktree(path, force=True)
     git.set_branch(state["mission_branch"], state["mission_start"])
     state_file.unlink()

@@ -69,9 +69,9 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
     """Refuse a target branch that `kitty merge` could not merge into: an invalid name, or
     no local branch of that name (the current branch before its first commit is named
     apart, with the command that gives it one)."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
-    git = GitCli(project.root)
+    git = Git(project.root)
     if branch.startswith("-") or not git.ok("check-ref-format", "--branch", branch):
         raise UsageError(
             f"--target-branch {branch}: not a valid branch name",

@@ -156,8 +156,7 @@ def move_task(
         intended_reviewer=intended_reviewer,
         reviewer_failure_reason=reviewer_failure_reason,
     )
-    wp = mission.wp(wp_id)
-    subtasks = wp.subtasks if wp else ()
+    subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
     if lanes.canonical(to_lane) == lanes.APPROVED and not force:
         _lane_unchanged(mission, wp_id)
@@ -182,14 +181,26 @@ def move_task(
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
     warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
+    return _moved(mission, wp_id, check, req, records, warnings)
+
+
+def _moved(
+    mission: Mission,
+    wp_id: str,
+    check: MoveCheck,
+    req: MoveRequest,
+    records: list[dict[str, Any]],
+    warnings: list[str],
+) -> dict[str, Any]:
+    """What move_task answers (the JSON object of `move --json`)."""
     state = mission.board.wps.get(wp_id)
     return {
         "mission": mission.slug,
         "wp_id": wp_id,
         "from_lane": check.from_lane,
         "to_lane": check.to_lane,
-        "actor": actor,
-        "force": force,
+        "actor": req.actor,
+        "force": req.force,
         "review_cycles": state.review_cycles if state else 0,
         "review_ref": records[0].get("review_ref") if records else None,
         "arbiter": check.arbiter,

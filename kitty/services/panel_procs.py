@@ -60,12 +60,12 @@ def git_state(workspace: str) -> str:
 
 def diff_scope(mission: Mission, wp_id: str) -> dict[str, Any]:
     """The round's scope: the full base..head diff of the WP's workspace."""
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
     from kitty.services.worktrees import existing_workspace
 
     st = mission.board.wps[wp_id]
     ws = existing_workspace(mission, wp_id)
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     head_ref = ws.branch if ws.branch and git.branch_exists(ws.branch) else "HEAD"
     base = str(st.scalars.get("base_commit") or "")
     if not base:

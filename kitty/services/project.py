@@ -36,9 +36,9 @@ def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> boo
 
 def _untrack_derived(root: Path) -> list[str]:
     """`git rm --cached` every tracked status.json; the files stay on disk."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
-    git = GitCli(root)
+    git = Git(root)
     tracked = git.tracked([DERIVED])
     if tracked:
         git.run("rm", "--cached", "--quiet", "--", *tracked)
@@ -47,10 +47,10 @@ def _untrack_derived(root: Path) -> list[str]:
 
 def unborn_branch(project: layout.Project) -> str | None:
     """The checked-out branch when it has no commit yet (a new `git init`), else None."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
     branch = layout.current_branch(project)
-    if branch is None or GitCli(project.root).rev(f"refs/heads/{branch}^{{commit}}"):
+    if branch is None or Git(project.root).rev(f"refs/heads/{branch}^{{commit}}"):
         return None
     return branch
 
@@ -58,12 +58,12 @@ def unborn_branch(project: layout.Project) -> str | None:
 def initial_commit(project: layout.Project) -> str | None:
     """Give an unborn branch its first commit, an empty one (`init`): kitty's lane worktrees
     branch from it. Whatever is staged stays staged. Returns the branch, None if it had one."""
-    from kitty.adapters.gitcli import GitCli
+    from kitty.adapters.git import Git
 
     branch = unborn_branch(project)
     if branch is None:
         return None
-    git = GitCli(project.root)
+    git = Git(project.root)
     empty = git.run("mktree", stdin=b"").strip()
     commit = git.run("commit-tree", empty, "-m", "init").strip()
     git.run("update-ref", f"refs/heads/{branch}", commit, "")  # only if still unborn

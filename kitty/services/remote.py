@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kitty.adapters import eventlog
-from kitty.adapters.gitcli import GitCli
+from kitty.adapters.git import Git
 from kitty.core.clock import format_at, hybrid_at, ulid
 from kitty.core.state import Board, link, replay
 from kitty.errors import GitError, LockBusy
@@ -81,7 +81,7 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def fetch_tip(git: GitCli, remote: str, slug: str) -> str | None:
+def fetch_tip(git: Git, remote: str, slug: str) -> str | None:
     """Fetch the coordination ref; None when the remote has none yet."""
     ref, local = coord_ref(slug), tracking_ref(remote, slug)
     code, out, err = git.status("fetch", "--quiet", "--no-tags", remote, f"+{ref}:{local}")
@@ -97,7 +97,7 @@ def fetch_tip(git: GitCli, remote: str, slug: str) -> str | None:
     return git.rev(local)
 
 
-def _commit(git: GitCli, content: bytes, parent: str | None, message: str) -> str:
+def _commit(git: Git, content: bytes, parent: str | None, message: str) -> str:
     blob = git.run("hash-object", "-w", "--stdin", stdin=content).strip()
     tree = git.run("mktree", stdin=f"100644 blob {blob}\t{LOG_NAME}\n".encode()).strip()
     args = [*_identity(git), "commit-tree", tree, "-m", message]
@@ -106,14 +106,14 @@ def _commit(git: GitCli, content: bytes, parent: str | None, message: str) -> st
     return git.run(*args).strip()
 
 
-def _identity(git: GitCli) -> list[str]:
+def _identity(git: Git) -> list[str]:
     """A committer for coordination commits when git has none configured (CI runners)."""
     if git.status("config", "user.email")[1].strip():
         return []
     return ["-c", "user.name=kitty", "-c", f"user.email=kitty@{machine_id()}"]
 
 
-def push_cas(git: GitCli, remote: str, slug: str, commit: str, expected: str | None) -> bool:
+def push_cas(git: Git, remote: str, slug: str, commit: str, expected: str | None) -> bool:
     """Move the remote ref from `expected` (None: absent) to `commit`; False if it moved."""
     ref = coord_ref(slug)
     _, out, err = git.status(
@@ -159,7 +159,7 @@ def transact(
     mission: Mission, remote: str, build: Build, message: str, attempts: int | None = None
 ) -> Outcome:
     """Fetch, fold in, decide with `build`, push by compare-and-swap; retry when beaten."""
-    git = GitCli(mission.project.root)
+    git = Git(mission.project.root)
     limit = attempts or int(os.environ.get(ATTEMPTS_ENV, DEFAULT_ATTEMPTS))
     lock = mission.project.lock_path(mission.slug)
     for attempt in range(1, limit + 1):

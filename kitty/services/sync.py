@@ -20,7 +20,7 @@ from typing import Any
 
 from kitty.adapters import eventlog, gitlocks, layout
 from kitty.adapters.files import atomic_write
-from kitty.adapters.gitcli import GitCli, porcelain_paths
+from kitty.adapters.git import Git, porcelain_paths
 from kitty.errors import GitError, GuardRefused, KittyError, LockBusy
 from kitty.services.workspace import Mission
 
@@ -35,7 +35,7 @@ OWN_PATTERNS = (
 )
 
 
-def _in_progress(git: GitCli) -> str | None:
+def _in_progress(git: Git) -> str | None:
     for name, what in (
         ("MERGE_HEAD", "a merge"),
         ("rebase-merge", "a rebase"),
@@ -55,7 +55,7 @@ def _pid_alive(pid: Any) -> bool:
     return True
 
 
-def recover(git: GitCli, project: layout.Project) -> bool:
+def recover(git: Git, project: layout.Project) -> bool:
     """Undo what a killed sync left; keep every log line.
 
     The marker (`.git/kitty-sync.json`, the pid of the sync) exists for the whole of a
@@ -107,7 +107,7 @@ def _restore_lines(path: Path, before: bytes) -> None:
     eventlog.append(path, records)
 
 
-def _own_dirty(git: GitCli) -> list[str]:
+def _own_dirty(git: Git) -> list[str]:
     out = git.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *OWN_PATTERNS)
     paths = porcelain_paths(out)
     tracked_status = git.tracked(["kitty-specs/*/status.json"])
@@ -122,7 +122,7 @@ def _rebuild_all(project: layout.Project) -> None:
             mission.store_status(mission.board)
 
 
-def _coordination_refs(git: GitCli, remote: str) -> list[str]:
+def _coordination_refs(git: Git, remote: str) -> list[str]:
     code, out, err = git.status("ls-remote", remote, "refs/heads/kitty/coord/*")
     if code != 0:
         raise GitError(
@@ -135,7 +135,7 @@ def _coordination_refs(git: GitCli, remote: str) -> list[str]:
 
 def sync(cwd: Path, remote: str = "origin", attempts: int = DEFAULT_ATTEMPTS) -> dict[str, Any]:
     project = layout.find_project(cwd)
-    git = GitCli(project.root)
+    git = Git(project.root)
     recovered = recover(git, project)
     busy = _in_progress(git)
     if busy:
@@ -176,7 +176,7 @@ def _name_lock(exc: GitError) -> GitError:
     )
 
 
-def _sync(git: GitCli, project: layout.Project, remote: str, attempts: int) -> dict[str, Any]:
+def _sync(git: Git, project: layout.Project, remote: str, attempts: int) -> dict[str, Any]:
     from kitty.services.remote import lost_race, transact
 
     branch = git.status("symbolic-ref", "--quiet", "--short", "HEAD")[1].strip()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import eventlog
-from kitty.adapters.gitcli import GitCli
+from kitty.adapters.git import Git
 from kitty.core import lanes
 from kitty.core.state import Board
 from kitty.services.leases import foreign_holds, lease_of, remote_lease
@@ -55,7 +55,7 @@ class RemoteSprint(Sprint):
         assert opts.remote is not None
         self.remote = opts.remote
         self.machine = machine_id()
-        self.git = GitCli(self.mission().project.root)
+        self.git = Git(self.mission().project.root)
         self.last_publish = 0.0
         self.pushed: dict[str, str] = {}  # branch -> the sha last pushed
         self.finished_by: str | None = None
@@ -151,7 +151,7 @@ class RemoteSprint(Sprint):
             elif self.git.ok("merge-base", "--is-ancestor", local, theirs):
                 where = checked_out.get(branch)
                 if where is not None:
-                    GitCli(where).run("merge", "--ff-only", "--quiet", theirs)
+                    Git(where).run("merge", "--ff-only", "--quiet", theirs)
                 else:
                     self.git.run("update-ref", f"refs/heads/{branch}", theirs, local)
 

@@ -1,9 +1,10 @@
 """Kitty's files that git has not committed yet (`agents.auto_commit: false` leaves them).
 
 `kitty status` (text) and `kitty doctor` warn about them with the command that commits
-them. One `git status` of the mission folder, started with os.posix_spawnp (the read path
-never imports subprocess) and `--no-optional-locks` (a read never takes git's index lock,
-which a concurrent `git commit` would then find taken). No git, or not a git work tree:
+them. One `git status` of the mission folder, started with os.posix_spawnp
+(adapters/git.py `spawned_output`: the read path never imports subprocess) and
+`--no-optional-locks` (a read never takes git's index lock, which a concurrent
+`git commit` would then find taken). No git, or not a git work tree:
 nothing is said.
 """
 
@@ -11,42 +12,12 @@ from __future__ import annotations
 
 import os
 
+from kitty.adapters.git import spawned_output
 from kitty.errors import KittyError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from kitty.services.workspace import Mission
-
-
-def _git_output(args: list[str]) -> bytes | None:
-    """stdout of `git *args`, or None when git cannot run or exits non-zero."""
-    read_end, write_end = os.pipe()
-    try:
-        null = os.open(os.devnull, os.O_RDWR)
-        try:
-            pid = os.posix_spawnp(
-                "git",
-                ["git", *args],
-                os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, null, 0),
-                    (os.POSIX_SPAWN_DUP2, write_end, 1),
-                    (os.POSIX_SPAWN_DUP2, null, 2),
-                ],
-            )
-        finally:
-            os.close(null)
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    os.close(write_end)
-    chunks = []
-    with os.fdopen(read_end, "rb") as pipe:
-        while chunk := pipe.read(65536):
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 def uncommitted(mission: Mission) -> list[str]:
@@ -58,7 +29,7 @@ def uncommitted(mission: Mission) -> list[str]:
 
 def uncommitted_in(root: str, display: str) -> list[str]:
     """`uncommitted` from the checkout's root and the mission folder (relative to it)."""
-    out = _git_output(
+    out = spawned_output(
         [
             "--no-optional-locks",
             "-C",
@@ -93,16 +64,35 @@ def uncommitted_warning(mission: Mission) -> list[str]:
         auto = mission.config.auto_commit
     except KittyError:
         auto = False  # a broken config is reported on its own
-    return warning_for(str(mission.project.root), mission.display, mission.slug, auto)
+    mark = deferred_mark(mission, auto)
+    return warning_for(str(mission.project.root), mission.display, mission.slug, auto, mark)
 
 
-def warning_for(root: str, folder: str, slug: str, auto: bool) -> list[str]:
+def deferred_mark(mission: Mission, auto: bool) -> str | None:
+    """The file that says a deferred commit of this mission is pending, where
+    agents.auto_commit_delay defers commits; else None."""
+    try:
+        delay = mission.config.commit_delay
+    except KittyError:
+        return None
+    if not auto or delay <= 0:
+        return None
+    from kitty.services.deferredcommit import marks_dir
+
+    return str(marks_dir(mission.project) / mission.slug)
+
+
+def warning_for(
+    root: str, folder: str, slug: str, auto: bool, mark: str | None = None
+) -> list[str]:
     """`uncommitted_warning` from plain values (a cached status view asks git this way)."""
     paths = uncommitted_in(root, folder)
     if not paths:
         return []
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     why = "a commit failed" if auto else "agents.auto_commit is false"
+    if mark is not None and os.path.exists(mark):
+        why = "yet: agents.auto_commit_delay defers the commit until moves pause"
     import shlex
 
     git = f"git -C {shlex.quote(root)}"

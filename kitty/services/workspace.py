@@ -11,14 +11,13 @@ from typing import Any
 
 from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, eventlog, layout, snapshots, specs
-from kitty.adapters.files import atomic_write, check_writable, dump_json, read_text
+from kitty.adapters.files import read_text
 from kitty.adapters.identity import DEFAULT_ACTOR, git_identity
-from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
-from kitty.core.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
-from kitty.core.limits import check_agent, check_record
+from kitty.core.events import ParsedLog
+from kitty.core.limits import check_agent
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
-from kitty.core.snapshot import materialize, sort_ids
-from kitty.core.state import Board, extend, link, replay
+from kitty.core.snapshot import sort_ids
+from kitty.core.state import Board, replay
 from kitty.core.transitions import Policy
 from kitty.core.wpfile import parse_wp
 from kitty.errors import AmbiguousId, KittyError, NotFound
@@ -162,54 +161,21 @@ class Mission:
         return parse_wp(display, name, text)
 
     def store_status(self, board: Board, end: int | None = None) -> bool:
-        """Rewrite the derived status.json from `board` under the status lock, the one way
-        kitty writes that file, so writers never interleave. With `end` (the log's size
-        `board` was replayed from) it is skipped, returning False, when the log has grown
-        since: a later writer's board is newer, and that writer rewrites it in turn, so
-        status.json never goes back to an older board. Errors propagate."""
-        what = f"status.json of {self.slug}"
-        with eventlog.locked(self.project.lock_path(f"status-{self.slug}"), what):
-            if end is not None and os.stat(self.events_path).st_size != end:
-                return False
-            atomic_write(self.status_path, dump_json(materialize(board, self.slug, self.meta)))
-        return True
+        """Rewrite the derived status.json from `board` (missionwrite.store_status)."""
+        from kitty.services.missionwrite import store_status
+
+        return store_status(self, board, end)
 
     def read_inside(self, path: Path) -> str | None:
-        """Text of a file the log or a WP points at, only when it lies inside the repository
-        (no symlinks on the way); None when it is absent, outside or unreadable.
-
-        Paths in the log are repository content: a crafted `feedback_path` must not make
-        kitty copy `~/.ssh/id_rsa` into an agent's prompt.
-        """
-        full = Path(os.path.abspath(path))
-        root = self.project.root
-        if full != root and root not in full.parents:
-            return None
-        try:
-            return contain.read_text(full)
-        except (OSError, UnicodeDecodeError, KittyError):
-            return None
+        """Text of a file inside the repository only (see read_inside_repo)."""
+        return read_inside_repo(self, path)
 
     def all_ids(self) -> list[str]:
         return sort_ids(set(self.wp_names) | set(self.board.wps))
 
     def resolve_wp(self, text: str) -> str:
         """`WP3`, `WP03`, `3` -> the WP id used by this mission."""
-        number = wp_number(text)
-        if number is None:
-            raise NotFound(f"{text!r} is not a work package id", "write it as WP03, WP3 or 3")
-        # File names first: resolving an id should not cost a replay of the log.
-        matches = [i for i in self.wp_names if wp_number(i) == number]
-        if not matches:
-            matches = [i for i in self.all_ids() if wp_number(i) == number]
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise AmbiguousId(f"{text} matches {', '.join(matches)}", "use the full id")
-        raise NotFound(
-            f"no work package {text} in {self.slug}",
-            "work packages: " + (", ".join(self.all_ids()) or "none"),
-        )
+        return resolve_wp_id(self, text)
 
     def preload(self) -> None:
         """Read every file but the log now, so a write's locked section stays short."""
@@ -231,112 +197,80 @@ class Mission:
 
     def actor(self, agent: str | None) -> str:
         """Who acts: --agent, $KITTY_AGENT, config `identity`, git user.name/email, `user`."""
-        if agent is not None and agent.strip():
-            return check_agent(agent.strip(), "--agent")
-        from_env = os.environ.get(AGENT_ENV, "").strip()
-        if from_env:
-            return check_agent(from_env, f"${AGENT_ENV}")
-        if self.config.identity:
-            return check_agent(self.config.identity, "identity: in .kittify/config.yaml")
-        if "_git_identity" not in self.__dict__:
-            self.__dict__["_git_identity"] = git_identity(self.project.worktree)
-        found = self.__dict__["_git_identity"]
-        return check_agent(found, "git's user.name (pass --agent)") if found else DEFAULT_ACTOR
+        return who_acts(self, agent)
 
-    # -- the one write path -------------------------------------------------
+    # -- the one write path (services/missionwrite.py) ------------------------
     def transition(
         self, wp_id: str, from_lane: str, to_lane: str, actor: Any, **fields: Any
     ) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "actor": actor,
-            "evidence": None,
-            "execution_mode": "worktree",
-            "force": False,
-            "from_lane": from_lane,
-            "mission_id": self.mission_id,
-            "mission_slug": self.slug,
-            "policy_metadata": None,
-            "reason": None,
-            "review_ref": None,
-            "review_result": None,
-            "to_lane": to_lane,
-            "wp_id": wp_id,
-        }
-        record.update(fields)
-        return record
+        from kitty.services.missionwrite import transition
+
+        return transition(self, wp_id, from_lane, to_lane, actor, **fields)
 
     @staticmethod
     def annotation(wp_id: str, actor: Any, delta: dict[str, Any]) -> dict[str, Any]:
         return {"actor": actor, "delta": delta, "kind": "annotation", "wp_id": wp_id}
 
     def record(self, build: Builder) -> list[dict[str, Any]]:
-        """Lock, re-read, let `build` validate against the fresh board, append, fsync.
+        """Lock, re-read, let `build` validate against the fresh board, append, fsync
+        (missionwrite.record)."""
+        from kitty.services.missionwrite import record
 
-        `build` raises to refuse (nothing is written) or returns the records to append.
-        What can be checked is checked first (no symlinks, a writable regular log, a
-        regular status.json), so a refusal writes nothing. status.json is then rewritten
-        from the log, after the lock is released (the locked section is the tail, the
-        decision and the append: other writers wait for nothing else); once the events
-        are appended they are recorded, so a failure there is only a warning with the
-        `kitty rebuild` hint.
-        """
-        _ = self.meta, self.config  # read before the lock: the locked section stays short
-        with eventlog.locked(self.project.lock_path(self.slug), f"mission {self.slug}"):
-            eventlog.check_appendable(self.events_path)
-            check_writable(self.status_path)
-            # Only the tail appended since the last snapshot is parsed under the lock.
-            board = snapshots.read_log(self.events_path, self.cache_dir).board
-            records = build(board)
-            for rec in records:  # nothing oversized enters the log, whoever built it
-                check_record(rec, self.config.max_text_bytes)
-            if not records:
-                self.__dict__["board"] = board  # fresh: no second read after a no-op
-                return []
-            newest, now = board.newest_at_us, eventlog.now_us()
-            implausible = newest is not None and is_implausible(newest, now)
-            parsed = eventlog.read(self.events_path) if implausible else ParsedLog()
-            if implausible:  # a far-future event in the log: the clock ignores it
-                newest = max(
-                    (
-                        e.at_us
-                        for e in parsed.events
-                        if isinstance(e, Transition | Annotation)
-                        and not is_implausible(e.at_us, now)
-                    ),
-                    default=None,
-                )
-            for rec in records:
-                at = hybrid_at(now, newest)
-                newest = at
-                rec["at"] = format_at(at)
-                rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
-            link(records, board)
-            eventlog.append(self.events_path, records)
-            end = os.stat(self.events_path).st_size
-            new_events = [
-                e for rec in records if not isinstance(e := parse_record(dict(rec)), LogWarning)
-            ]
-            fresh = (
-                replay([*parsed.events, *new_events]) if implausible else extend(board, new_events)
-            )
-            self.__dict__.pop("log", None)
-            self.__dict__.pop("log_state", None)
-            self.__dict__["board"] = fresh
-        self.publish_status(fresh, end)
-        return records
+        return record(self, build)
 
     def publish_status(self, board: Board, end: int) -> bool:
-        """`store_status` after an append: a failure is a warning (the events are recorded)
-        with the `kitty rebuild` hint; False when skipped or failed."""
-        try:
-            return self.store_status(board, end)
-        except (KittyError, OSError) as exc:
-            from kitty.output import warn
+        """`store_status` after an append; a failure is a warning (missionwrite)."""
+        from kitty.services.missionwrite import publish_status
 
-            warn(
-                [
-                    f"the event was recorded, but {self.display}/status.json could not be "
-                    f"refreshed ({exc}); run `kitty rebuild --mission {self.slug}`"
-                ]
-            )
-            return False
+        return publish_status(self, board, end)
+
+
+def read_inside_repo(mission: Mission, path: Path) -> str | None:
+    """Text of a file the log or a WP points at, only when it lies inside the repository
+    (no symlinks on the way); None when it is absent, outside or unreadable.
+
+    Paths in the log are repository content: a crafted `feedback_path` must not make
+    kitty copy `~/.ssh/id_rsa` into an agent's prompt.
+    """
+    full = Path(os.path.abspath(path))
+    root = mission.project.root
+    if full != root and root not in full.parents:
+        return None
+    try:
+        return contain.read_text(full)
+    except (OSError, UnicodeDecodeError, KittyError):
+        return None
+
+
+def resolve_wp_id(mission: Mission, text: str) -> str:
+    """`WP3`, `WP03`, `3` -> the WP id used by this mission."""
+    number = wp_number(text)
+    if number is None:
+        raise NotFound(f"{text!r} is not a work package id", "write it as WP03, WP3 or 3")
+    # File names first: resolving an id should not cost a replay of the log.
+    matches = [i for i in mission.wp_names if wp_number(i) == number]
+    if not matches:
+        matches = [i for i in mission.all_ids() if wp_number(i) == number]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise AmbiguousId(f"{text} matches {', '.join(matches)}", "use the full id")
+    raise NotFound(
+        f"no work package {text} in {mission.slug}",
+        "work packages: " + (", ".join(mission.all_ids()) or "none"),
+    )
+
+
+def who_acts(mission: Mission, agent: str | None) -> str:
+    """Who acts: --agent, $KITTY_AGENT, config `identity`, git user.name/email, `user`."""
+    if agent is not None and agent.strip():
+        return check_agent(agent.strip(), "--agent")
+    from_env = os.environ.get(AGENT_ENV, "").strip()
+    if from_env:
+        return check_agent(from_env, f"${AGENT_ENV}")
+    if mission.config.identity:
+        return check_agent(mission.config.identity, "identity: in .kittify/config.yaml")
+    if "_git_identity" not in mission.__dict__:
+        mission.__dict__["_git_identity"] = git_identity(mission.project.worktree)
+    found = mission.__dict__["_git_identity"]
+    return check_agent(found, "git's user.name (pass --agent)") if found else DEFAULT_ACTOR

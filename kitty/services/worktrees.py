@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kitty.adapters import contain
 from kitty.errors import GitError, NotInitialized
 from kitty.services.workspace import Mission
+
+if TYPE_CHECKING:  # GitPython is imported only when a lane worktree is made
+    from kitty.adapters.git import Git
 
 
 @dataclass
@@ -66,10 +69,10 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
     A merge conflict leaves the repository as it was (new worktree and branches
     removed, merges undone) and names the lanes and files that conflict.
     """
-    from kitty.adapters.gitrepo import Git
+    from kitty.adapters.git import Git
 
     lane = lane_of(mission, wp_id)
-    git = Git(mission.project.root)
+    git = Git(mission.project.root, gitpython=True)
     if lane is None:
         return LaneWorkspace(None, git.current_branch(), mission.project.root, git.sha())
     lane_id = str(lane["lane_id"])
@@ -99,7 +102,17 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
             )
         git.add_worktree(path, branch)
         created.append("worktree")
-    lane_git = Git(path)
+    lane_git = Git(path, gitpython=True)
+    merged = _merge_dependencies(mission, wp_id, lane, git, lane_git, created)
+    return LaneWorkspace(lane_id, branch, path, lane_git.sha(), bool(created), merged)
+
+
+def _merge_dependencies(
+    mission: Mission, wp_id: str, lane: dict[str, Any], git: Git, lane_git: Git, created: list[str]
+) -> list[str]:
+    """Merge the lane's dependency lanes into its worktree (`lane_git`); the lanes merged.
+    A conflict undoes the merges and what `created` names, then raises."""
+    lane_id = str(lane["lane_id"])
     before: str | None = None  # HEAD before the first merge: read only when one happens
     merged = []
     for dep_lane in lane.get("depends_on_lanes", []):
@@ -112,7 +125,7 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
         if not outcome.ok:
             lane_git.abort_merge()
             lane_git.run("reset", "--hard", "--quiet", before)
-            _undo(git, mission, branch, path, created)
+            _undo(git, mission, lane_branch(mission, lane_id), lane_git.path, created)
             raise GitError(
                 f"cannot prepare {lane_id} for {wp_id}: merging {dep_lane} conflicts on "
                 + ", ".join(outcome.conflicts),
@@ -120,15 +133,15 @@ def ensure_lane_workspace(mission: Mission, wp_id: str) -> LaneWorkspace:
                 "same files), then run the command again; nothing was changed",
             )
         merged.append(dep_lane)
-    return LaneWorkspace(lane_id, branch, path, lane_git.sha(), bool(created), merged)
+    return merged
 
 
 def discard(mission: Mission, ws: LaneWorkspace) -> None:
     """Remove a worktree this command created (when the claim that needed it failed)."""
     if ws.created and ws.lane_id and ws.branch:
-        from kitty.adapters.gitrepo import Git
+        from kitty.adapters.git import Git
 
-        _undo(Git(mission.project.root), mission, ws.branch, ws.path, ["worktree"])
+        _undo(Git(mission.project.root, gitpython=True), mission, ws.branch, ws.path, ["worktree"])
 
 
 def _undo(git: Any, mission: Mission, branch: str, path: Path, created: list[str]) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.gitcli import GitCli
+from kitty.adapters.git import Git
 from kitty.errors import GitError, GuardRefused, LockBusy
 from kitty.services import sync as syncmod
 from tests.helpers import git, ok
@@ -133,7 +133,7 @@ def test_a_tracked_status_json_that_changed_is_committed(two: tuple[Path, Path, 
     git(a, "add", "-f", str(status))
     git(a, "commit", "-q", "-m", "track status.json")
     status.write_text('{"changed": true}\n')
-    assert syncmod._own_dirty(GitCli(a)) == [f"kitty-specs/{SLUG}/status.json"]
+    assert syncmod._own_dirty(Git(a)) == [f"kitty-specs/{SLUG}/status.json"]
 
 
 def test_refusals_leave_no_marker(two: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -174,10 +174,10 @@ def test_a_fetch_or_push_that_fails_for_another_reason_is_an_error(
     assert caught.value.hint == "check that you may push to origin"
     assert not marker(a).exists()
     # a fetch that fails (not a missing branch) is an error too
-    assert syncmod._fetch(GitCli(a), "origin", "nope") is None
+    assert syncmod._fetch(Git(a), "origin", "nope") is None
     git(a, "remote", "set-url", "origin", str(bare.parent / "gone.git"))
     with pytest.raises(GitError) as fetch:
-        syncmod._fetch(GitCli(a), "origin", "main")
+        syncmod._fetch(Git(a), "origin", "main")
     assert fetch.value.message.startswith("git fetch origin main failed: ")
     assert "gone.git" in fetch.value.message
     assert fetch.value.hint == "check that origin is reachable"
@@ -216,7 +216,7 @@ def test_a_merge_that_stops_is_undone_and_named(two: tuple[Path, Path, Path]) ->
     ],
 )
 def test_what_is_in_progress_is_named(repo: Path, name: str, what: str) -> None:
-    g = GitCli(repo)
+    g = Git(repo)
     assert syncmod._in_progress(g) is None
     (repo / ".git" / name).write_text("x\n")
     assert syncmod._in_progress(g) == what
@@ -241,7 +241,7 @@ def test_a_marker_of_a_running_sync_refuses_and_one_s_own_or_a_broken_one_does_n
     two: tuple[Path, Path, Path],
 ) -> None:
     _, a, _ = two
-    g = GitCli(a)
+    g = Git(a)
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
         marker(a).write_text(json.dumps({"pid": sleeper.pid}))
@@ -271,11 +271,11 @@ def test_a_sync_killed_before_git_wrote_merge_head_puts_the_files_back(
     (a / "README.md").write_text("half-merged\n")
     git(a, "add", "README.md")
     marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "merge"}))
-    assert syncmod.recover(GitCli(a), syncmod.layout.find_project(a))
+    assert syncmod.recover(Git(a), syncmod.layout.find_project(a))
     assert git(a, "status", "--porcelain", "--untracked-files=no") == ""
     marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "sync"}))
     (a / "README.md").write_text("the user's edit\n")
-    assert syncmod.recover(GitCli(a), syncmod.layout.find_project(a))
+    assert syncmod.recover(Git(a), syncmod.layout.find_project(a))
     assert (a / "README.md").read_text() == "the user's edit\n"  # phase sync: no reset
 
 

@@ -205,7 +205,7 @@ def stream_log(mission: Mission, now: int) -> LogScan:
     and that board becomes `mission.board`. A log whose blocks overlap in time (after
     a merge) or that repeats an event id is left to the full replay (`mission.board`),
     whose memory grows with the number of events."""
-    from kitty.core.events import parse_log
+    from kitty.core.logread import parse_log
     from kitty.core.state import Board, extend
 
     shown = f"{mission.display}/status.events.jsonl"

@@ -36,10 +36,8 @@ from kitty.core.events import (
     ParsedLog,
     Transition,
     actor_tool,
-    parse_lines,
-    parse_log,
-    scan_log,
 )
+from kitty.core.logread import parse_lines, parse_log, scan_log
 from kitty.core.state import Board, fold, replay
 
 SEEDS = range(16)
@@ -181,7 +179,10 @@ def canon(value: Any) -> str:
 
     def walk(v: Any) -> Any:
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return (type(v).__name__, [(f.name, walk(getattr(v, f.name))) for f in dataclasses.fields(v)])
+            return (
+                type(v).__name__,
+                [(f.name, walk(getattr(v, f.name))) for f in dataclasses.fields(v)],
+            )
         if isinstance(v, set | frozenset):
             return sorted(v, key=repr)
         if isinstance(v, dict):
@@ -199,7 +200,8 @@ CORRUPT = [
     b"not json",
     b"[1, 2]",
     b"   ",
-    b'{"event_id": "C1", "wp_id": "WP01", "from_lane": "planned", "at": "2026-01-01T00:00:00+00:00"}',
+    b'{"event_id": "C1", "wp_id": "WP01", "from_lane": "planned", '
+    b'"at": "2026-01-01T00:00:00+00:00"}',
     b'{"event_id": "C2", "wp_id": "W1", "from_lane": "planned", "to_lane": "claimed", '
     b'"at": "2026-01-01T00:00:00+00:00"}',
     b'{"event_id": "C3", "wp_id": "WP01", "from_lane": "planned", "to_lane": "claimed", "at": "x"}',
@@ -283,8 +285,14 @@ class LogMaker:
         )
         wp = f"WP{rng.randint(1, 3):02d}"
         self.add(
-            {"actor": "claude", "at": self.at(), "delta": delta, "event_id": self.ident(),
-             "kind": "annotation", "wp_id": wp}  # fmt: skip
+            {
+                "actor": "claude",
+                "at": self.at(),
+                "delta": delta,
+                "event_id": self.ident(),
+                "kind": "annotation",
+                "wp_id": wp,
+            }
         )
 
     def step(self) -> None:
@@ -346,7 +354,9 @@ def _fast_module() -> Any:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_every_bytes_reader_gives_the_old_result(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_bytes_reader_gives_the_old_result(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = random_log(seed)
     expected = old_parse(data)
     board = canon(old_board(data))
@@ -446,14 +456,21 @@ def test_a_tail_of_newer_events_is_folded_without_reading_the_head(
     snapshots.read_log(path, cache)
     tail = b"".join(
         json.dumps(
-            {"at": f"2026-01-02T00:00:{i:02d}+00:00", "event_id": f"N{i:03d}",
-             "from_lane": "planned", "to_lane": "claimed", "wp_id": "WP07", "actor": "x"}  # fmt: skip
+            {
+                "at": f"2026-01-02T00:00:{i:02d}+00:00",
+                "event_id": f"N{i:03d}",
+                "from_lane": "planned",
+                "to_lane": "claimed",
+                "wp_id": "WP07",
+                "actor": "x",
+            }
         ).encode()
         + b"\n"
         for i in range(5)
     )
     with path.open("ab") as handle:
         handle.write(tail)
+
     def full_read(data: bytes) -> Any:
         raise AssertionError("a full read of a log whose tail folds")
 

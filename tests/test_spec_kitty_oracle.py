@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kitty.core import lanes
-from kitty.core.events import LINK_KEY, parse_lines, scan_log
+from kitty.core.events import LINK_KEY
+from kitty.core.logread import parse_lines, scan_log
 from kitty.core.snapshot import spec_kitty_progress
 from kitty.core.state import Board, fold, replay
 from tests import oracle

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import ParsedLog, parse_log, serialize
+from kitty.core.events import ParsedLog, serialize
+from kitty.core.logread import parse_log
 from kitty.errors import EnvironmentProblem, LockBusy, UsageError
 
 LOCK_TIMEOUT_ENV = "KITTY_LOCK_TIMEOUT"

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_log, scan_log
+from kitty.core.events import Annotation, LogWarning, Other, Transition
+from kitty.core.logread import ORDER, parse_log, scan_log
 from kitty.core.state import Board, extend, fold
 
 FORMAT = 2
@@ -86,10 +87,34 @@ def gc_paused() -> Iterator[None]:
 
 def _code_key() -> tuple[Any, ...]:
     from kitty import __version__
-    from kitty.core import clock, events, frontmatter, holders, lanes, model, state, wpfile
+    from kitty.core import (
+        admit,
+        apply,
+        clock,
+        events,
+        frontmatter,
+        holders,
+        lanes,
+        logread,
+        model,
+        state,
+        wpfile,
+    )
 
     stamps: list[tuple[int, int] | None] = []
-    modules = (clock, events, frontmatter, holders, lanes, model, state, wpfile)
+    modules = (
+        admit,
+        apply,
+        clock,
+        events,
+        frontmatter,
+        holders,
+        lanes,
+        logread,
+        model,
+        state,
+        wpfile,
+    )
     for module in (*modules, sys.modules[__name__]):
         try:
             st = os.stat(module.__file__ or "")
@@ -126,10 +151,10 @@ def _positional(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
 
 
 def _dispatch_table() -> dict[type, Any]:
-    from kitty.core import events, model, state
+    from kitty.core import apply, events, model, state
 
     table: dict[type, Any] = dict(copyreg.dispatch_table)
-    for module in (events, model, state):
+    for module in (apply, events, model, state):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__:
                 reduce = _positional(value)
@@ -258,7 +283,7 @@ def fold_tail(
             new_ids.add(event_id)
         if not isinstance(ev, Other):
             fresh.append(ev)
-    fresh.sort(key=lambda e: (e.at_us, e.event_id))
+    fresh.sort(key=ORDER)
     if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
         return None  # sorts into the middle of the history: only a replay orders it
     seen.update(new_ids)

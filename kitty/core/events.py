@@ -1,15 +1,15 @@
-"""Parse and serialize every kind of line in `status.events.jsonl`.
+"""Classify and serialize every kind of line in `status.events.jsonl`.
 
 Four kinds share the file (FORMAT.md): lane transitions, annotations, lifecycle
 envelopes (`event_type`) and other records (`type`). Only the first two affect
 state; the others are kept as `Other` so nothing is lost or rejected.
-A bad line never raises: it becomes a `LogWarning` naming its line number.
+A bad record never raises: it becomes a `LogWarning` naming its line number.
+Reading the file (decoding each line, the dedupe, the order) is `kitty.core.logread`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,8 @@ class Transition:
     much, and a log holds hundreds of thousands); nothing changes one after parsing.
 
     The fields after `line` are what replay reads, taken out of `data` once by
-    `parse_record`; an event read by `scan_log` keeps only those (its `data` is empty).
+    `parse_record`; an event read by `logread.scan_log` keeps only those (its `data`
+    is empty).
     """
 
     event_id: str
@@ -131,6 +132,26 @@ def _missing(data: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
 _CANONICAL = {name: lanes.canonical(name) for name in (*lanes.TRANSITIONS, *lanes.ALIASES)}
 
 
+def _annotation(
+    data: dict[str, Any], event_id: Any, wp_id: Any, at: Any, line: int
+) -> Event | LogWarning:
+    """`parse_record` of an annotation (`kind` is "annotation")."""
+    delta = data.get("delta")
+    if not (event_id and wp_id and at and delta):
+        missing = _missing(data, ANNOTATION_REQUIRED)
+        if missing:
+            return LogWarning(line, f"annotation missing {', '.join(missing)}")
+    if not _is_wp_id(wp_id):
+        return LogWarning(line, f"wp_id {wp_id!r} is not a work package id")
+    if not isinstance(delta, dict):
+        return LogWarning(line, "annotation delta is not an object")
+    try:
+        at_us = parse_at(at)
+    except ValueError:
+        return LogWarning(line, f"bad timestamp {at!r}")
+    return Annotation(str(event_id), str(wp_id), at, at_us, delta, data, line)
+
+
 def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
     """Classify one decoded JSON object. Returns a warning for an unusable record.
 
@@ -145,20 +166,7 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
     wp_id: Any = get("wp_id")
     at: Any = get("at")
     if kind == "annotation":
-        delta = get("delta")
-        if not (event_id and wp_id and at and delta):
-            missing = _missing(data, ANNOTATION_REQUIRED)
-            if missing:
-                return LogWarning(line, f"annotation missing {', '.join(missing)}")
-        if not _is_wp_id(wp_id):
-            return LogWarning(line, f"wp_id {wp_id!r} is not a work package id")
-        if not isinstance(delta, dict):
-            return LogWarning(line, "annotation delta is not an object")
-        try:
-            at_us = parse_at(at)
-        except ValueError:
-            return LogWarning(line, f"bad timestamp {at!r}")
-        return Annotation(str(event_id), str(wp_id), at, at_us, delta, data, line)
+        return _annotation(data, event_id, wp_id, at, line)
     if kind is not None or "kind" in data:
         return Other(data, line)
     frm, to = get("from_lane"), get("to_lane")
@@ -202,195 +210,6 @@ def parse_record(data: dict[str, Any], line: int = 0) -> Event | LogWarning:
         to_lane == lanes.IN_PROGRESS
         and (frm == lanes.IN_REVIEW or (frm == lanes.FOR_REVIEW and get("review_ref") is not None)),
     )
-
-
-#: A log (or tail) at least this big is decoded with msgspec, about 5x faster than the
-#: json module (its import, ~10 ms, costs more than json spends on a short tail).
-FAST_DECODE_BYTES = 512 * 1024
-_NOTHING = object()
-_fast: Callable[[bytes], Any] | None = None
-
-
-def _fast_decoder() -> Callable[[bytes], Any]:
-    global _fast
-    if _fast is None:
-        import msgspec
-
-        _fast = msgspec.json.Decoder().decode
-    return _fast
-
-
-def split_log(data: bytes) -> tuple[list[bytes], bool]:
-    """The log's lines (bytes, without newlines), and whether the last one is unterminated."""
-    unterminated = bool(data) and not data.endswith(b"\n")
-    lines = data.split(b"\n")
-    if not unterminated:
-        lines.pop()  # the empty line after the final newline
-    return lines, unterminated
-
-
-def parse_log(data: bytes, *, first_line: int = 1) -> ParsedLog:
-    """Decode a log, or the tail of one starting at line `first_line`, from its bytes.
-
-    The same result as `parse_lines` on its text (invalid UTF-8 replaced): a big log is
-    decoded with msgspec, which accepts a subset of what the json module does (valid
-    UTF-8, no NaN, no lone surrogates) and gives the same values for it; every line it
-    refuses is decoded by the json module, as before.
-    """
-    lines, unterminated = split_log(data)
-    decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
-    return _parse(lines, unterminated, first_line, decode)
-
-
-def _object(
-    decoded: Any, raw: str | bytes, number: int, torn_line: int, warnings: list[LogWarning]
-) -> dict[str, Any] | None:
-    """The JSON object on line `number`: `decoded` (msgspec's result) when there is one,
-    else the json module's reading of `raw`; None for a blank line or after appending
-    the line's warning (a torn last line, not valid JSON, not a JSON object)."""
-    if decoded is _NOTHING:
-        text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
-        if not text.strip():
-            return None
-        try:
-            decoded = json.loads(text)
-        except (ValueError, RecursionError):  # nested too deep is no event either
-            why = "torn last line (write interrupted)" if number == torn_line else "not valid JSON"
-            warnings.append(LogWarning(number, why))
-            return None
-    if not isinstance(decoded, dict):
-        warnings.append(LogWarning(number, "not a JSON object"))
-        return None
-    return decoded
-
-
-def parse_lines(
-    lines: Iterable[str], *, unterminated: bool = False, first_line: int = 1
-) -> ParsedLog:
-    """Decode a log. Line numbers are 1-based; blank lines are ignored.
-
-    `first_line` numbers a tail of the log (the snapshot cache parses only that).
-    """
-    return _parse(list(lines), unterminated, first_line, None)
-
-
-def _parse(
-    lines: Sequence[str | bytes],
-    unterminated: bool,
-    first_line: int,
-    decode: Callable[[bytes], Any] | None,
-) -> ParsedLog:
-    result = ParsedLog(unterminated=unterminated)
-    events, warnings = result.events, result.warnings
-    torn_line = first_line + len(lines) - 1 if unterminated else 0
-    number = first_line - 1
-    for raw in lines:
-        number += 1
-        data: Any = _NOTHING
-        if decode is not None:
-            try:
-                data = decode(raw)  # type: ignore[arg-type]
-            except Exception:  # outside msgspec's subset: the json module decides
-                data = _NOTHING
-        if data.__class__ is not dict:  # the json module's turn, or a warning
-            data = _object(data, raw, number, torn_line, warnings)
-            if data is None:
-                continue
-        parsed = parse_record(data, number)
-        if isinstance(parsed, LogWarning):
-            warnings.append(parsed)
-        else:
-            events.append(parsed)
-    return result
-
-
-@dataclass(slots=True)
-class ScannedLog:
-    """A log read for replay alone (`scan_log`)."""
-
-    #: Transitions and annotations in file order, each event id once (its first line),
-    #: keeping only what replay reads (their `data` is empty).
-    events: list[Transition | Annotation] = field(default_factory=list)
-    #: Unusable lines, as in `ParsedLog.warnings`.
-    warnings: list[LogWarning] = field(default_factory=list)
-    #: Repeated event ids with different content, as `replay` reports them.
-    repeats: list[LogWarning] = field(default_factory=list)
-    #: Every event id in the log.
-    ids: set[str] = field(default_factory=set)
-    unterminated: bool = False
-    lines: int = 0  # the number of lines, the unterminated one included
-
-
-_LEAN: dict[str, Any] = {}  # the `data` of a scanned event (read only)
-
-
-def scan_log(data: bytes) -> ScannedLog:
-    """Read a log for replay: `state.fold(scan.events, scan.repeats)` is the board of
-    `replay(parse_log(data).events)`, and warnings, ids and `unterminated` are the same.
-
-    Each record is dropped as soon as its event has taken what replay reads, so the
-    memory holds the events, not every decoded record (what the snapshot cache's
-    full read of a 132 MB log spends most of its time allocating). Repeated event
-    ids are settled here, comparing the two lines' whole records as replay does.
-    """
-    unterminated = bool(data) and not data.endswith(b"\n")
-    result = ScannedLog(unterminated=unterminated)
-    decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
-    events, warnings, repeats = result.events, result.warnings, result.repeats
-    seen: dict[str, int] = {}
-    torn_line = data.count(b"\n") + 1 if unterminated else 0  # numbers start at 1
-    find = data.find
-    start, size, number = 0, len(data), 0
-    while start < size:
-        stop = find(b"\n", start)
-        if stop < 0:
-            stop = size
-        raw = data[start:stop]
-        start = stop + 1
-        number += 1
-        record: Any = _NOTHING
-        if decode is not None:
-            try:
-                record = decode(raw)
-            except Exception:  # outside msgspec's subset: the json module decides
-                record = _NOTHING
-        if record.__class__ is not dict:  # the json module's turn, or a warning
-            record = _object(record, raw, number, torn_line, warnings)
-            if record is None:
-                continue
-        parsed = parse_record(record, number)
-        if isinstance(parsed, LogWarning):
-            warnings.append(parsed)
-            continue
-        event_id = parsed.event_id
-        if event_id:
-            first = seen.get(event_id)
-            if first is not None:
-                end = find(b"\n", first)
-                earlier = data[first : end if end >= 0 else size]
-                if earlier != raw and _decoded(earlier) != _decoded(raw):
-                    line = data.count(b"\n", 0, first) + 1  # rare: counted only here
-                    repeats.append(
-                        LogWarning(
-                            number,
-                            f"event_id {event_id} repeats line {line} with different content",
-                        )
-                    )
-                continue
-            seen[event_id] = stop - len(raw)  # where the line starts
-        if isinstance(parsed, Other):
-            continue
-        parsed.data = _LEAN
-        events.append(parsed)
-    result.ids = set(seen)
-    result.lines = number
-    return result
-
-
-def _decoded(raw: bytes) -> Any:
-    """A line's whole record (a line that parsed): replay compares two records with the
-    same event id whole, so identical bytes need no decoding."""
-    return json.loads(raw.decode("utf-8", errors="replace"))
 
 
 def serialize(record: dict[str, Any]) -> str:

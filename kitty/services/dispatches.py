@@ -55,7 +55,7 @@ def _events_naming(mission: Mission, text: str) -> list[Any]:
     if "log" in mission.__dict__ or not (text.isascii() and text.isalnum()):
         return list(mission.log.events)
     from kitty.adapters.eventlog import open_log
-    from kitty.core.events import parse_lines
+    from kitty.core.logread import parse_lines
 
     fd = open_log(mission.events_path)
     if fd is None:

@@ -110,7 +110,7 @@ class _Stream:
         self.streaming = True
 
     def check(self, block: bytes, first: int) -> None:
-        from kitty.core.events import parse_log
+        from kitty.core.logread import parse_log
         from kitty.core.state import extend
 
         parsed = parse_log(block, first_line=first)

@@ -33,18 +33,11 @@ _QUIET = frozenset({"heartbeat"})
 
 
 def ordered_events(mission: Mission) -> list[Transition | Annotation]:
-    """Transitions and annotations in replay order: first copy of an id, sorted by time."""
-    seen: set[str] = set()
-    events: list[Transition | Annotation] = []
-    for ev in mission.log.events:
-        if not isinstance(ev, Transition | Annotation):
-            continue
-        if ev.event_id in seen:
-            continue
-        seen.add(ev.event_id)
-        events.append(ev)
-    events.sort(key=lambda e: (e.at_us, e.event_id))
-    return events
+    """Transitions and annotations in replay order: each event id's first line (of any
+    kind, as replay keeps it), sorted by time (`logread.replay_order`)."""
+    from kitty.core.logread import replay_order
+
+    return replay_order(mission.log.events)[0]
 
 
 def _timeline_entry(ev: Transition | Annotation) -> dict[str, Any] | None:
@@ -245,7 +238,7 @@ class LiveModel:
 
     def __init__(self, mission: Mission, now_us: int) -> None:
         from kitty.adapters.eventlog import open_log
-        from kitty.core.events import parse_log
+        from kitty.core.logread import parse_log
 
         fd = open_log(mission.events_path)
         data = b""

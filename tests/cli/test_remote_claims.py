@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kitty.core.events import parse_lines
+from kitty.core.logread import parse_lines
 from kitty.core.state import replay
 from kitty.services.schedule import next_step
 from kitty.services.workspace import Mission

@@ -8,15 +8,8 @@ from typing import Any
 import pytest
 
 from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
-from kitty.core.events import (
-    Annotation,
-    LogWarning,
-    Other,
-    Transition,
-    parse_lines,
-    parse_record,
-    serialize,
-)
+from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_record, serialize
+from kitty.core.logread import parse_lines
 from kitty.core.state import replay
 
 

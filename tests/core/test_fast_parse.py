@@ -1,6 +1,6 @@
 """The fast log reader gives exactly what the json-module reader gives.
 
-`events.parse_log` decodes a big log with msgspec and hands every line msgspec
+`logread.parse_log` decodes a big log with msgspec and hands every line msgspec
 refuses (NaN, lone surrogates, invalid UTF-8, a non-object...) to the json module;
 `parse_lines` on the decoded text is the reference. Both readers run on random
 logs made of plausible records and hostile lines, with the msgspec threshold at 0
@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kitty.core import events, lanes
-from kitty.core.events import ParsedLog, parse_lines, parse_log, scan_log
+from kitty.core import events, lanes, logread
+from kitty.core.events import ParsedLog
+from kitty.core.logread import parse_lines, parse_log, scan_log
 from kitty.core.state import fold, replay
 
 PROPERTY = settings(
@@ -76,7 +77,7 @@ def same(data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
     board = repr(replay(expected.events))
     ids = {e for ev in expected.events if (e := ev.event_id)}
     for threshold in (0, 1 << 60):
-        monkeypatch.setattr(events, "FAST_DECODE_BYTES", threshold)
+        monkeypatch.setattr(logread, "FAST_DECODE_BYTES", threshold)
         got = parse_log(data)
         assert repr(got) == repr(expected), threshold
         assert repr(replay(got.events)) == board, threshold
@@ -164,7 +165,7 @@ def test_any_lines_read_the_same_both_ways(lines: list[bytes], terminated: bool)
 def test_a_line_nested_too_deep_is_a_warning_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
     data = b"[]\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n"
     for threshold in (0, 1 << 60):
-        monkeypatch.setattr(events, "FAST_DECODE_BYTES", threshold)
+        monkeypatch.setattr(logread, "FAST_DECODE_BYTES", threshold)
         parsed = parse_log(data)
         assert [(w.line, w.message) for w in parsed.warnings] == [
             (1, "not a JSON object"),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.core.conflicts import open_views
-from kitty.core.events import parse_lines
+from kitty.core.logread import parse_lines
 from kitty.core.state import replay
 from tests.core.test_events_state import T0, tr
 from tests.helpers import kitty, make_mission, ok

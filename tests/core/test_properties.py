@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
-from kitty.core.events import Annotation, LogWarning, Transition, parse_lines, parse_record
+from kitty.core.events import Annotation, LogWarning, Transition, parse_record
+from kitty.core.logread import parse_lines
 from kitty.core.state import replay
 from kitty.core.wpfile import parse_wp
 from kitty.errors import SpecError

@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 from kitty.core.conflicts import open_views, resolve_commands
-from kitty.core.events import parse_lines
+from kitty.core.logread import parse_lines
 from kitty.core.state import replay
 from tests.core.test_events_state import T0, ann, tr
 

@@ -108,7 +108,7 @@ def spec_kitty_reads_what_is_left(tmp_path: Path, request: pytest.FixtureRequest
     missions = missions_left_in(tmp_path)
     if not missions:
         return
-    from kitty.core.events import parse_log
+    from kitty.core.logread import parse_log
     from kitty.core.state import replay
 
     results = run([{"dir": str(m)} for m in missions], tmp_path / "oracle-after")

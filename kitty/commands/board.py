@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kitty.commands.base import cwd, json_option, mission_option, open_mission
 from kitty.output import emit, terminal_width, use_colour, warn
+
+
+def _serve_option(
+    name: str, kind: Any, default: object, text: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option that applies only with --serve (its help says so), with its default shown."""
+    return click.option(
+        name, type=kind, default=default, show_default=True, help=f"With --serve: {text}"
+    )
 
 
 @click.command("board")
@@ -23,37 +34,26 @@ from kitty.output import emit, terminal_width, use_colour, warn
 @click.option(
     "--serve", is_flag=True, help="Serve a live web board until ^C (read-only unless --edit)."
 )
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8765,
-    show_default=True,
-    help="With --serve: the port (0 picks a free one).",
-)
-@click.option(
-    "--host",
-    default="127.0.0.1",
-    show_default=True,
-    help="With --serve: the address to listen on (loopback unless --allow-remote).",
+@_serve_option("--port", click.IntRange(0, 65535), 8765, "the port (0 picks a free one).")
+@_serve_option(
+    "--host", None, "127.0.0.1", "the address to listen on (loopback unless --allow-remote)."
 )
 @click.option(
     "--allow-remote",
     is_flag=True,
     help="With --serve: allow a non-loopback --host (everyone who reaches it can read the board).",
 )
-@click.option(
+@_serve_option(
     "--max-connections",
-    type=click.IntRange(1, 10000),
-    default=128,
-    show_default=True,
-    help="With --serve: open connections at once (streams included); more get a 503.",
+    click.IntRange(1, 10000),
+    128,
+    "open connections at once (streams included); more get a 503.",
 )
-@click.option(
+@_serve_option(
     "--idle-timeout",
-    type=click.FloatRange(0.1, 3600),
-    default=10.0,
-    show_default=True,
-    help="With --serve: seconds a connection may stay silent before its request arrives.",
+    click.FloatRange(0.1, 3600),
+    10.0,
+    "seconds a connection may stay silent before its request arrives.",
 )
 @click.option(
     "--edit",
@@ -110,30 +110,7 @@ def board(
     from kitty.adapters.eventlog import now_us
 
     if html_file is not None:
-        from kitty.adapters.files import atomic_write
-        from kitty.services.webboard import board_model, render_page
-
-        opened = open_mission(ctx, mission)
-        model = board_model(opened, now_us())
-        warn(model["warnings"])
-        page = render_page(model, live=False)
-        if str(html_file) == "-":
-            sys.stdout.write(page)
-            return 0
-        target = html_file if html_file.is_absolute() else cwd(ctx) / html_file
-        atomic_write(target, page)
-        result = {
-            "mission": opened.slug,
-            "html": str(target),
-            "bytes": len(page.encode("utf-8")),
-            "work_packages": len(model["work_packages"]),
-        }
-        emit(
-            result,
-            f"wrote {target} ({result['work_packages']} WPs, {result['bytes']} bytes)",
-            as_json,
-        )
-        return 0
+        return _html(ctx, mission, html_file, as_json)
     from kitty.core.render import board_text
     from kitty.services.board import status_view
 
@@ -141,6 +118,35 @@ def board(
     warn(view["warnings"])
     colour = use_colour()
     emit(view, "" if as_json else board_text(view, terminal_width(), colour), as_json, colour)
+    return 0
+
+
+def _html(ctx: click.Context, mission: str | None, html_file: Path, as_json: bool) -> int:
+    """--html: the board, graph and charts as one self-contained file (or stdout)."""
+    from kitty.adapters.eventlog import now_us
+    from kitty.adapters.files import atomic_write
+    from kitty.services.webboard import board_model, render_page
+
+    opened = open_mission(ctx, mission)
+    model = board_model(opened, now_us())
+    warn(model["warnings"])
+    page = render_page(model, live=False)
+    if str(html_file) == "-":
+        sys.stdout.write(page)
+        return 0
+    target = html_file if html_file.is_absolute() else cwd(ctx) / html_file
+    atomic_write(target, page)
+    result = {
+        "mission": opened.slug,
+        "html": str(target),
+        "bytes": len(page.encode("utf-8")),
+        "work_packages": len(model["work_packages"]),
+    }
+    emit(
+        result,
+        f"wrote {target} ({result['work_packages']} WPs, {result['bytes']} bytes)",
+        as_json,
+    )
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Which work to start (a re-run first, then reviews, the arbiter, fixes and fresh
 work), which agent takes it, what an agent's exit means for its WP, what the
-arbiter does at the cycle cap, and the text of a reviewer halt.
+arbiter does at the cycle cap, the text of a reviewer halt, and why a sprint ended.
 `kitty/services/sprint.py` reads the mission, asks these functions and carries
 out the answer through the mission's one write path.
 """
@@ -10,11 +10,12 @@ out the answer through the mission's one write path.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kitty.core import lanes
-from kitty.core.decide import Queues
+from kitty.core.decide import Context, Queues, stalled
+from kitty.core.state import WPState
 
 IMPLEMENT, REVIEW = "implement", "review"
 #: The agent name of a review run by a persona panel (`kitty review run`).
@@ -227,3 +228,81 @@ def all_approved(lanes_by_wp: dict[str, str | None]) -> bool:
     or done."""
     active = [lane for lane in lanes_by_wp.values() if lane != lanes.CANCELED]
     return bool(active) and all(lane in lanes.SATISFIED for lane in active)
+
+
+def review_lanes(verdict: str | None) -> tuple[str, ...]:
+    """The lanes a reviewer's `verdict` leaves a WP in (tells a fresh verdict from a stale one)."""
+    if verdict == "approved":
+        return (lanes.APPROVED, lanes.DONE)
+    if verdict == "changes_requested":
+        return (lanes.PLANNED, lanes.IN_PROGRESS)
+    return ()
+
+
+def stalled_review(
+    ctx: Context,
+    wps: Mapping[str, WPState],
+    ids: Sequence[str],
+    busy: Collection[str],
+    reviewers: Sequence[str],
+    reviewed_by: Mapping[str, Sequence[str]],
+) -> tuple[str, str, str] | None:
+    """A review nobody works on (silent past review.stall_minutes, not in `busy`: this
+    sprint's jobs and halted WPs), with the reviewer to take it over and why; None if
+    there is none."""
+    for wp_id in ids:
+        st = wps.get(wp_id)
+        if st is None or st.lane != lanes.IN_REVIEW or wp_id in busy:
+            continue
+        why = stalled(ctx, st)
+        if why is None:
+            continue
+        others = [r for r in reviewers if r != st.reviewer] or list(reviewers)
+        reviewer = pick_reviewer(st.implementer, others, reviewed_by.get(wp_id, []))
+        if reviewer is not None:
+            return wp_id, reviewer, f"{st.reviewer}'s review was STALLED: {why}"
+    return None
+
+
+def foreign_holds(
+    slug: str, wps: Mapping[str, WPState], ids: Sequence[str], mine: Collection[str], run: str
+) -> list[str]:
+    """WPs held (claimed, in progress) by an agent this sprint does not run (not in
+    `mine`, no claim of run `run`): named, with how the holder releases the claim
+    (issue 22.12)."""
+    found = []
+    for wp_id in ids:
+        st = wps.get(wp_id)
+        if st is None or st.lane not in (lanes.CLAIMED, lanes.IN_PROGRESS):
+            continue
+        holder = st.implementer or "unknown"
+        if wp_id in mine or (st.runtime_claim or {}).get("sprint_run") == run:
+            continue
+        how = (
+            f"kitty move {wp_id} planned --mission {slug} --agent {shlex.quote(holder)} "
+            '--note "claim released"'
+        )
+        found.append(
+            f"{wp_id} is {st.lane} by {holder}, which this sprint does not run "
+            f"(held by nobody it runs): {holder} finishes it or releases it: {how}"
+        )
+    return found
+
+
+def finish_reason(accepted: bool, merged: bool) -> str:
+    """Why a sprint whose WPs are all approved ended (accept, then merge when asked)."""
+    if merged:
+        return "every work package is merged"
+    return "every work package is approved" + ("" if accepted else "; acceptance failed")
+
+
+def manual_message(wp_id: str, role: str, agent: str, workspace: str, prompt: str) -> str:
+    """Tier 3: what a human runs for an agent kitty cannot start, and how to hand back."""
+    verb = "for_review" if role == IMPLEMENT else "approved (or planned with feedback)"
+    return (
+        f"Manual dispatch required for agent: {agent}\n"
+        f"Workspace: cd {workspace}\n"
+        f"Prompt: cat {prompt}\n"
+        f"When done, move {wp_id} to {verb} with "
+        "kitty agent tasks move-task"
+    )

@@ -8,7 +8,6 @@ Reads only: nothing here writes a file.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
 import os
@@ -260,23 +259,15 @@ class LiveModel:
     def grow(self, now_us: int) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """Fold what was appended to the log since; the new model's changed top-level
         values and changed WPs, or None when only a rebuild can tell."""
-        from kitty.adapters.eventlog import open_log
         from kitty.adapters.snapshots import fold_tail
-        from kitty.core.snapshot import progress, summary, wp_view
+        from kitty.core.snapshot import wp_view
         from kitty.services.board import global_fields
         from kitty.services.liveness import mark_stalled
 
         mission = self.mission
-        if self.offset is None:
+        tail = self.appended()
+        if tail is None or self.offset is None:
             return None
-        fd = open_log(mission.events_path)
-        if fd is None:
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size < self.offset:
-                return None
-            handle.seek(self.offset)
-            tail = handle.read()
         if not tail:
             return {}, []
         board = mission.board
@@ -316,59 +307,39 @@ class LiveModel:
             if wp is not wps[at] and wp != wps[at]:
                 wps[at] = wp
                 changed.append(wp)
-        ids = self.builder.ids
-        top = {
+        top = {k: v for k, v in self.top(now_us).items() if v != old.get(k)}
+        self.model = {**old, **top, "work_packages": wps}
+        return top, changed
+
+    def appended(self) -> bytes | None:
+        """The bytes appended to the log since the last fold; None when the log was cut
+        (or is gone, or ended in a partial line): only a rebuild can tell."""
+        from kitty.adapters.eventlog import open_log
+
+        if self.offset is None:
+            return None
+        fd = open_log(self.mission.events_path)
+        if fd is None:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < self.offset:
+                return None
+            handle.seek(self.offset)
+            return handle.read()
+
+    def top(self, now_us: int) -> dict[str, Any]:
+        """The model's top-level values a fold can change."""
+        from kitty.core.snapshot import progress, summary
+
+        board, ids = self.mission.board, self.builder.ids
+        return {
             "summary": summary(board, ids),
             "progress": progress(board, ids),
-            "warnings": mission.warnings(),
+            "warnings": self.mission.warnings(),
             "event_count": board.event_count,
             "generated_at": format_at(now_us),
             "flow_svg": self.builder.flow(now_us),
         }
-        top = {k: v for k, v in top.items() if v != old.get(k)}
-        self.model = {**old, **top, "work_packages": wps}
-        return top, changed
-
-
-def signature(
-    project: layout.Project, slug: str, with_log: bool = True, with_wp_files: bool = True
-) -> str:
-    """Changes whenever anything the board shows changes: the log, lanes.json, meta,
-    the WP files, the config, the run-log folder. Stats only (cheap)."""
-    base = project.specs_dir / slug
-    paths = [
-        base / "lanes.json",
-        base / "meta.json",
-        base / "tasks",
-        project.config_path,
-        project.kittify / "runs",
-    ]
-    if with_log:
-        paths.insert(0, base / "status.events.jsonl")
-    text = _stats(paths)
-    if with_wp_files:
-        text += wp_files_signature(project, slug)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-
-
-def wp_files_signature(project: layout.Project, slug: str) -> str:
-    """The stats of every WP file (an edit in place changes no folder)."""
-    paths: list[str] = []
-    with contextlib.suppress(OSError), os.scandir(project.specs_dir / slug / "tasks") as found:
-        paths = [e.path for e in sorted(found, key=lambda e: e.name) if e.name.endswith(".md")]
-    return hashlib.blake2b(_stats(paths).encode(), digest_size=8).hexdigest()
-
-
-def _stats(paths: list[Path] | list[str]) -> str:
-    parts = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError:
-            parts.append("-")
-            continue
-        parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
-    return "|".join(parts)
 
 
 # -- the page ----------------------------------------------------------------------------

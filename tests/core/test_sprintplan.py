@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 
 from kitty.core import sprintplan
-from kitty.core.decide import Queues
+from kitty.core.decide import Context, Queues
 from kitty.core.sprintplan import (
     ARBITRATE,
     DONE,
@@ -20,6 +20,7 @@ from kitty.core.sprintplan import (
     START,
     Step,
 )
+from kitty.core.state import Board, WPState
 
 
 def queues(
@@ -151,3 +152,82 @@ def test_all_approved_ignores_canceled_work_but_needs_some() -> None:
     assert not sprintplan.all_approved({"WP01": "approved", "WP02": "for_review"})
     assert not sprintplan.all_approved({"WP01": "canceled"})
     assert not sprintplan.all_approved({})
+
+
+# -- what the sprint module decided inline before issue 20.5 moved it here ---------------
+
+MIN = 60 * 1_000_000
+NOW = 1_000 * MIN
+
+
+def wp_state(wp_id: str, lane: str, **kw: object) -> WPState:
+    state = WPState(
+        wp_id, lane=lane, lane_since_us=NOW - 120 * MIN, last_activity_us=NOW - 120 * MIN
+    )
+    for key, value in kw.items():
+        setattr(state, key, value)
+    return state
+
+
+def stall_ctx(states: list[WPState]) -> Context:
+    board = Board(wps={s.wp_id: s for s in states})
+    return Context("m", "sprint", {}, board, {}, 3, False, NOW)
+
+
+def test_a_stalled_review_goes_to_another_reviewer_unless_busy_or_fresh() -> None:
+    silent = wp_state("WP01", "in_review", reviewer="codex", implementer="claude")
+    fresh = wp_state("WP02", "in_review", reviewer="codex", implementer="claude",
+                     lane_since_us=NOW - MIN, last_activity_us=NOW - MIN)  # fmt: skip
+    wps = {"WP01": silent, "WP02": fresh}
+    ctx = stall_ctx([silent, fresh])
+    found = sprintplan.stalled_review(ctx, wps, ["WP01", "WP02"], (), ["codex", "gemini"], {})
+    assert found == ("WP01", "gemini", "codex's review was STALLED: no activity for 2h00m")
+    # running in this sprint, or halted: not a stalled review
+    assert sprintplan.stalled_review(ctx, wps, ["WP01", "WP02"], {"WP01"}, ["gemini"], {}) is None
+    # only the stalled reviewer itself is configured: it takes its own review over
+    only = sprintplan.stalled_review(ctx, wps, ["WP01"], (), ["codex"], {})
+    assert only is not None and only[1] == "codex"
+    # never the implementer; a reviewer that has not reviewed it yet first
+    assert sprintplan.stalled_review(ctx, wps, ["WP01"], (), ["claude"], {}) is None
+    used = sprintplan.stalled_review(
+        ctx, wps, ["WP01"], (), ["codex", "gemini", "qwen"], {"WP01": ["gemini"]}
+    )
+    assert used is not None and used[1] == "qwen"
+
+
+def test_foreign_holds_name_the_holder_and_a_release_command_that_parses() -> None:
+    wps = {
+        "WP01": wp_state("WP01", "in_progress", implementer="my agent"),
+        "WP02": wp_state("WP02", "claimed", implementer="claude"),  # this sprint's job
+        "WP03": wp_state("WP03", "claimed", runtime_claim={"sprint_run": "run-1"}),
+        "WP04": wp_state("WP04", "for_review", implementer="codex"),
+        "WP05": wp_state("WP05", "claimed"),
+    }
+    found = sprintplan.foreign_holds("m", wps, sorted(wps), {"WP02"}, "run-1")
+    assert len(found) == 2
+    assert found[0].startswith("WP01 is in_progress by my agent, which this sprint does not run")
+    command = found[0].split("releases it: ", 1)[1]
+    assert shlex.split(command) == ["kitty", "move", "WP01", "planned", "--mission", "m",
+                                    "--agent", "my agent", "--note", "claim released"]  # fmt: skip
+    assert found[1].startswith("WP05 is claimed by unknown")
+
+
+def test_the_end_reason_and_the_lanes_a_verdict_leaves() -> None:
+    assert sprintplan.finish_reason(True, True) == "every work package is merged"
+    assert sprintplan.finish_reason(True, False) == "every work package is approved"
+    assert sprintplan.finish_reason(False, False).endswith("; acceptance failed")
+    assert sprintplan.review_lanes("approved") == ("approved", "done")
+    assert sprintplan.review_lanes("changes_requested") == ("planned", "in_progress")
+    assert sprintplan.review_lanes(None) == ()
+
+
+def test_a_manual_dispatch_says_where_what_and_how_to_hand_back() -> None:
+    text = sprintplan.manual_message("WP01", REVIEW, "human", "/w/WP01", "/p/WP01.md")
+    assert text.splitlines() == [
+        "Manual dispatch required for agent: human",
+        "Workspace: cd /w/WP01",
+        "Prompt: cat /p/WP01.md",
+        "When done, move WP01 to approved (or planned with feedback) with "
+        "kitty agent tasks move-task",
+    ]
+    assert "move WP01 to for_review" in sprintplan.manual_message("WP01", IMPLEMENT, "h", "w", "p")

@@ -1,0 +1,179 @@
+"""What a sprint shows: its events as JSON lines, a live board on a TTY, or plain lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from kitty import SCHEMA
+from kitty.core.printable import printable
+from kitty.output import echo
+
+
+class SprintView:
+    """How sprint events reach the user: JSON lines, a live board on a TTY, or plain lines."""
+
+    def __init__(self, as_json: bool, live: bool) -> None:
+        self.as_json = as_json
+        self.live = live and not as_json
+        self.lines: list[str] = []
+        self.last_draw = 0.0
+        self.mission: Any = None
+        self.running: dict[str, tuple[str, str, float]] = {}
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            click.echo(json.dumps({"schema": SCHEMA, **event}, sort_keys=True))
+            return
+        kind = event["event"]
+        if kind == "dispatch":
+            self.running[event["wp_id"]] = (event["role"], event["agent"], time.monotonic())
+        elif kind == "finished":
+            self.running.pop(event["wp_id"], None)
+        text = describe(event)
+        if text is None:
+            return
+        if not self.live:
+            echo(text)  # control characters in titles and agent names shown, not obeyed
+            return
+        if kind == "end":
+            self.draw(force=True)
+            echo(text)
+            return
+        self.lines = (self.lines + text.splitlines())[-8:]
+        self.draw(force=kind == "halt")
+
+    def draw(self, force: bool = False) -> None:
+        """Redraw the compact board, the running agents with elapsed time, recent events."""
+        if self.mission is None or (not force and time.monotonic() - self.last_draw < 0.5):
+            return
+        self.last_draw = time.monotonic()
+        from kitty.core.clock import humanize_duration
+        from kitty.core.render import board_text
+        from kitty.output import terminal_width, use_colour
+        from kitty.services.board import status_view
+
+        self.mission.refresh()
+        view = status_view(self.mission)
+        now = time.monotonic()
+        running = [
+            f"{wp} {role} by {agent} {humanize_duration(now - t0)}"
+            for wp, (role, agent, t0) in sorted(self.running.items())
+        ]
+        sys.stdout.write("\x1b[H\x1b[2J")  # kitty's own: home, clear
+        echo(
+            board_text(view, terminal_width(), use_colour())
+            + printable("running: " + (" | ".join(running) or "-") + "\n" + "\n".join(self.lines)),
+            styled=True,  # the board's colours; its data is escaped (core.render.paint)
+        )
+
+
+def describe(event: dict[str, Any]) -> str | None:
+    kind = event["event"]
+    if kind == "start":
+        return (
+            f"sprint {event['run']} on {event['mission']}: implementers "
+            f"{', '.join(event['implementers'])}, reviewers {', '.join(event['reviewers'])}, "
+            f"parallel {event['parallel']}; keep-awake: {event['keep_awake']}"
+        )
+    if kind == "dispatch":
+        return (
+            f"→ {event['wp_id']} {event['role']} by {event['agent']} (cycle {event['cycle']}, "
+            + (f"pid {event['pid']}" if event["pid"] is not None else "not started")
+            + f")  log: {event['log']}"
+        )
+    if kind == "finished":
+        mark = "✓" if event["ok"] else "✗"
+        how = event["how"]
+        if event.get("verdict") == "changes_requested":  # the reviewer's verdict, not its exit
+            mark, how = "✗", f"rejected, review cycle {event.get('cycle')} ({how})"
+        elif event.get("verdict") == "approved":
+            how = f"approved ({how})"
+        return (
+            f"{mark} {event['wp_id']} {event['role']} by {event['agent']}: {how} "
+            f"after {event['seconds']}s → {event['lane']}"
+        )
+    if kind in ("halt", "manual"):
+        return str(event["message"])
+    if kind == "retry":
+        return f"↻ retrying {event['wp_id']} with {event['agent']} (attempt {event['attempt']})"
+    if kind == "blocked":
+        return f"■ {event['wp_id']} blocked: {event['reason']}"
+    if kind == "arbiter":
+        return f"⚖ {event['wp_id']}: {event['note']}"
+    if kind == "takeover":
+        return f"⟲ {event['agent']} takes over the review of {event['wp_id']}: {event['message']}"
+    if kind == "adopt":
+        return f"⟲ adopting {event['wp_id']} ({event['role']} by {event['agent']}): {event['how']}"
+    if kind == "versions":
+        return "\n".join(version_lines(event["agents"]))
+    if kind in ("notice", "error"):
+        return f"{kind}: {event.get('wp_id', '')} {event['message']}".replace("  ", " ")
+    if kind == "accepted":
+        return f"accepted {event['mission']}"
+    if kind == "merged":
+        return f"merged {event['mission']} ({event['commit'][:10]})"
+    if kind == "end":
+        return summary_text(event)
+    if kind == "dry_run":
+        return dry_run_text(event)
+    return None
+
+
+def version_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`agent claude: claude 2.1.332 (Claude Code) (tested 2.1.332 up to 2.2)`, and a
+    `warning:` line under each CLI outside that range or whose version is unreadable."""
+    lines = []
+    for row in rows:
+        shown = row["version"] or ("version unknown" if row["found"] else "not found on PATH")
+        tested = f" (tested {row['tested']})" if row["tested"] else ""
+        lines.append(f"agent {row['agent']}: {row['executable']} {shown}{tested}")
+        if row["warning"]:
+            lines.append(f"warning: {row['warning']}")
+    return lines
+
+
+def summary_text(event: dict[str, Any]) -> str:
+    lines = [
+        f"sprint {'finished' if event['ok'] else 'stopped'}: {event['reason']}",
+        "",
+        f"{'WP':<6} {'lane':<12} {'cycles':>6}  {'implementers':<18} {'reviewers':<18} "
+        f"{'agent time':>10}",
+    ]
+    from kitty.core.clock import humanize_duration
+
+    for row in event["summary"]:
+        lines.append(
+            f"{row['wp_id']:<6} {row['lane'] or '-':<12} {row['review_cycles']:>6}  "
+            f"{','.join(row['implementers']) or '-':<18} "
+            f"{','.join(row['reviewers']) or '-':<18} "
+            f"{humanize_duration(row['agent_seconds']):>10}"
+        )
+    for problem in event.get("problems", []):
+        lines.append(f"problem: {problem}")
+    lines.append(f"logs: {event['logs']}")
+    return "\n".join(lines)
+
+
+def dry_run_text(event: dict[str, Any]) -> str:
+    import shlex
+
+    lines = [f"dry run for {event['mission']} (parallel {event['parallel']}); nothing was run"]
+    for title, items in (("first wave", event["first_wave"]), ("then", event["queue"])):
+        if items:
+            lines.append(f"{title}:")
+        for item in items:
+            lines.append(
+                f"  {item['wp_id']} {item['role']} by {item['agent']}"
+                + ("" if item["available"] else "  (CLI not on PATH)")
+            )
+            lines.append(f"    {item['claim']}")
+            lines.append(f"    {shlex.join(item['command'])}"[:400])
+    for item in event["arbiter"]:
+        lines.append(f"  {item['wp_id']} needs the arbiter (policy: {item['policy']})")
+    lines += [f"problem: {problem}" for problem in event.get("problems", [])]
+    return "\n".join(lines)

@@ -30,6 +30,20 @@ from kitty.core.paneldata import (
 
 # -- actions -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class ArchiveRounds:
+    """Keep earlier runs' round folders under review/archive-<ts>, for audit only."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClearHalt:
+    """This run resolves the open HALT; `back_to_review`: the parked WP is for_review again."""
+
+    back_to_review: bool
+
+
+@dataclass(frozen=True)
 class DispatchReviewers:
     """Run these entries as fresh processes, in parallel, and wait for all of them."""
 
@@ -112,7 +126,9 @@ class Halt:
 
 
 Action = (
-    DispatchReviewers
+    ArchiveRounds
+    | ClearHalt
+    | DispatchReviewers
     | Merge
     | Challenge
     | Converge
@@ -128,8 +144,9 @@ Action = (
 # -- state, results, settings ------------------------------------------------------------------
 @dataclass(frozen=True)
 class RoundState:
-    """Where the loop is: planned, reviewed, merged, challenged, fixed, tested, warned
-    (a soft-warn HALT being answered) or answered (a blocker's answers are all in)."""
+    """Where the loop is: started (a new run), planned, reviewed, merged, challenged, fixed,
+    tested, warned (a soft-warn HALT being answered) or answered (a blocker's answers are
+    all in)."""
 
     round_no: int
     phase: str
@@ -159,6 +176,9 @@ class Results:
     test_exit: int = 0  # tested
     test_output: str = ""  # tested: gate_report(...)
     choice: str = ""  # warned: "continue" | "abort"
+    old_rounds: tuple[str, ...] = ()  # started: round folders of earlier runs
+    halted: bool = False  # started: the WP has an open HALT
+    lane: str | None = None  # started: the WP's lane
 
 
 @dataclass(frozen=True)
@@ -175,6 +195,17 @@ def next_actions(state: RoundState, results: Results, settings: PanelSettings) -
     if rule is None:
         raise ValueError(f"unknown panel phase {state.phase!r}")
     return rule(state, results, settings)
+
+
+def started(state: RoundState, results: Results, settings: PanelSettings) -> list[Action]:
+    """Resume is a fresh round 1: earlier rounds are kept for audit only (never fed to the
+    new run), an open HALT is cleared and a parked WP goes back for review."""
+    actions: list[Action] = []
+    if results.old_rounds:
+        actions.append(ArchiveRounds(results.old_rounds))
+    if results.halted:
+        actions.append(ClearHalt(results.lane in (lanes.PLANNED, lanes.IN_PROGRESS)))
+    return actions
 
 
 def planned(state: RoundState, results: Results, settings: PanelSettings) -> list[Action]:
@@ -287,6 +318,7 @@ def answered(state: RoundState, results: Results, settings: PanelSettings) -> li
 
 
 _RULES = {
+    "started": started,
     "planned": planned,
     "reviewed": reviewed,
     "merged": merged,

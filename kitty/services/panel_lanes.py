@@ -18,7 +18,7 @@ from kitty.core.panelreport import (
     merged_json,
     result_json,
 )
-from kitty.core.panelrules import Halt
+from kitty.core.panelrules import ArchiveRounds, ClearHalt, Halt, Results, RoundState, next_actions
 from kitty.errors import GuardRefused
 from kitty.services import moves
 from kitty.services.panel_base import PanelBase
@@ -50,18 +50,23 @@ class PanelLanes(PanelBase):
         """A new run starts at round 1; files of earlier runs are kept for audit only."""
         st = mission.board.wps[self.wp_id]
         old = sorted(self.review_dir.glob("round-*")) if self.review_dir.is_dir() else []
-        if old:
-            archive = contain.check(self.review_dir / f"archive-{stamp()}")
-            archive.mkdir(parents=True)
-            for path in old:
-                path.rename(archive / path.name)
-        if st.scalars.get("review_halt"):
-            self.annotate(
-                mission, {"review_halt": "", "note": "review panel resumed: fresh round 1"}
-            )
-            mission = self.mission()
-            if mission.board.lane(self.wp_id) in (lanes.PLANNED, lanes.IN_PROGRESS):
-                self.force_move(mission, lanes.FOR_REVIEW, "review panel resumed after HALT")
+        found = Results(
+            old_rounds=tuple(p.name for p in old),
+            halted=bool(st.scalars.get("review_halt")),
+            lane=mission.board.lane(self.wp_id),
+        )
+        for action in next_actions(RoundState(1, "started"), found, self.rules()):
+            if isinstance(action, ArchiveRounds):
+                archive = contain.check(self.review_dir / f"archive-{stamp()}")
+                archive.mkdir(parents=True)
+                for name in action.names:
+                    (self.review_dir / name).rename(archive / name)
+            elif isinstance(action, ClearHalt):
+                note = "review panel resumed: fresh round 1"
+                self.annotate(mission, {"review_halt": "", "note": note})
+                if action.back_to_review:
+                    note = "review panel resumed after HALT"
+                    self.force_move(self.mission(), lanes.FOR_REVIEW, note)
         write_json(self.review_dir / "run.json", self.settings_json())
 
     def force_move(self, mission: Mission, to: str, note: str) -> None:

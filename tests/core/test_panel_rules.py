@@ -24,6 +24,7 @@ from kitty.core.paneldata import (
     chunks,
     gate_report,
     lane_changed,
+    overridden,
     parse_concurrency,
     plan_entries,
     record_answers,
@@ -33,7 +34,9 @@ from kitty.core.paneldata import (
 )
 from kitty.core.panelreport import halt_artifact, result_json, triage
 from kitty.core.panelrules import (
+    ArchiveRounds,
     Challenge,
+    ClearHalt,
     Converge,
     DispatchReviewers,
     Fix,
@@ -368,6 +371,31 @@ def test_result_is_seed_002_shape_with_round_and_loop_verdict() -> None:
     )
     assert out["artifact_write_status"] == "unavailable"
     assert [g["title"] for g in triage(list(fs))] == ["src/a.py", "src/b.py"]
+
+
+def test_max_rounds_is_one_counter_a_run_may_only_lower() -> None:
+    assert Settings.from_config({"review": {"max_cycles": 5}}, 3).max_rounds == 5
+    assert Settings.from_config({"review": {"max_rounds": 2, "max_cycles": 5}}, 3).max_rounds == 2
+    assert Settings.from_config({}, 3).max_rounds == 3
+    with pytest.raises(UsageError, match="max_rounds must be a whole number"):
+        Settings.from_config({"review": {"max_rounds": 0}}, 3)
+    base = Settings(max_rounds=3)
+    assert overridden(base, 3, max_rounds=2, test_command="make 'a b'").max_rounds == 2
+    assert overridden(base, 3, test_command="make 'a b'").test_command == ["make", "a b"]
+    assert overridden(base, 3, max_rounds=None) == base
+    with pytest.raises(UsageError, match=r"above review\.max_cycles"):
+        overridden(base, 3, max_rounds=4)
+
+
+def test_resume_is_a_fresh_round_1_with_old_rounds_kept_for_audit() -> None:  # check 10
+    parked = Results(old_rounds=("round-1", "round-2"), halted=True, lane="planned")
+    assert next_actions(at(1, "started"), parked, rules()) == [
+        ArchiveRounds(("round-1", "round-2")),
+        ClearHalt(back_to_review=True),
+    ]
+    assert next_actions(at(1, "started"), Results(lane="for_review"), rules()) == []
+    approved = Results(halted=True, lane="approved")
+    assert next_actions(at(1, "started"), approved, rules()) == [ClearHalt(False)]
 
 
 def test_unknown_phase_is_an_error() -> None:

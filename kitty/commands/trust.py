@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -57,38 +58,41 @@ def trust(ctx: click.Context, show: bool, revoke: bool, as_json: bool) -> int:
             if removed
             else f"{view['repo']} was not trusted; nothing to revoke"
         )
-        emit(view, text, as_json)
-        return 0
-    if show:
+    elif show:
         view = {**trust_adapter.status(project.root, raw), "action": "show"}
-        if not view["needed"]:
-            text = f"{view['config']} defines no commands; nothing needs trust"
-        else:
-            state = (
-                "trusted"
-                if view["trusted"]
-                else "CHANGED since trusted (run `kitty trust` to trust these)"
-                if view["changed"]
-                else "NOT trusted (run `kitty trust` to trust these)"
-            )
-            text = "\n".join(
-                [f"{view['config']} defines these commands ({state}):", *_describe(view)]
-            )
-        emit(view, text, as_json)
-        return 0
-    view = trust_adapter.record(project.root, raw)
-    if view["action"] == "none":
-        text = f"{view['config']} defines no commands; nothing needs trust"
+        text = _show_text(view)
     else:
-        text = "\n".join(
-            [
-                f"trusted {len(view['commands'])} command(s) of {view['config']} "
-                f"(sha256 {str(view['sha256'])[:12]}, in {view['trust_file']}):",
-                *_describe(view),
-            ]
-        )
+        view = trust_adapter.record(project.root, raw)
+        text = _trusted_text(view)
     emit(view, text, as_json)
     return 0
+
+
+def _show_text(view: dict[str, Any]) -> str:
+    """`kitty trust --show`: the commands and whether they are trusted."""
+    if not view["needed"]:
+        return f"{view['config']} defines no commands; nothing needs trust"
+    state = (
+        "trusted"
+        if view["trusted"]
+        else "CHANGED since trusted (run `kitty trust` to trust these)"
+        if view["changed"]
+        else "NOT trusted (run `kitty trust` to trust these)"
+    )
+    return "\n".join([f"{view['config']} defines these commands ({state}):", *_describe(view)])
+
+
+def _trusted_text(view: dict[str, Any]) -> str:
+    """`kitty trust`: what it trusted, and where the trust is kept."""
+    if view["action"] == "none":
+        return f"{view['config']} defines no commands; nothing needs trust"
+    return "\n".join(
+        [
+            f"trusted {len(view['commands'])} command(s) of {view['config']} "
+            f"(sha256 {str(view['sha256'])[:12]}, in {view['trust_file']}):",
+            *_describe(view),
+        ]
+    )
 
 
 COMMANDS = [trust]

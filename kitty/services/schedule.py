@@ -8,7 +8,7 @@ from kitty.adapters import eventlog
 from kitty.core import decide, lanes
 from kitty.core.schedule import lane_map
 from kitty.core.state import Board, as_dict
-from kitty.core.transitions import MoveRequest, check_move
+from kitty.core.transitions import MoveRequest, Policy, check_move
 from kitty.errors import UsageError
 from kitty.services.autocommit import autocommit
 from kitty.services.workspace import Mission
@@ -107,30 +107,7 @@ def next_step(
                 result["decision"], records = reclaim
                 result["decision"].progress = decision.progress
                 return records
-        target = claim_target(decision, board)
-        if target is None or decision.wp_id is None:
-            return []
-        wp = mission.wps[decision.wp_id]
-        check = check_move(
-            wp.wp_id,
-            board.wps.get(wp.wp_id),
-            wp.subtasks,
-            MoveRequest(target, who),
-            policy,
-            mission.slug,
-        )
-        decision.claimed = True
-        role = "reviewer" if target == lanes.IN_REVIEW else "implementer"
-        return [
-            mission.transition(
-                wp.wp_id,
-                check.from_lane,
-                target,
-                {"tool": who, "role": role, "profile": None, "model": None},
-                reason=f"claimed via kitty next ({decision.action})",
-                policy_metadata={"agent": who, **lease},
-            )
-        ]
+        return _claim(mission, board, decision, who, policy, lease)
 
     if remote:
         from kitty.services.remote import transact
@@ -143,6 +120,42 @@ def next_step(
     if decision.claimed:
         autocommit(mission, f"{decision.wp_id} claimed by {who}")
     return decision
+
+
+def _claim(
+    mission: Mission,
+    board: Board,
+    decision: decide.Decision,
+    who: str,
+    policy: Policy,
+    lease: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The claim of the decided WP (none when nothing needs claiming), checked like a move;
+    marks the decision claimed."""
+    target = claim_target(decision, board)
+    if target is None or decision.wp_id is None:
+        return []
+    wp = mission.wps[decision.wp_id]
+    check = check_move(
+        wp.wp_id,
+        board.wps.get(wp.wp_id),
+        wp.subtasks,
+        MoveRequest(target, who),
+        policy,
+        mission.slug,
+    )
+    decision.claimed = True
+    role = "reviewer" if target == lanes.IN_REVIEW else "implementer"
+    return [
+        mission.transition(
+            wp.wp_id,
+            check.from_lane,
+            target,
+            {"tool": who, "role": role, "profile": None, "model": None},
+            reason=f"claimed via kitty next ({decision.action})",
+            policy_metadata={"agent": who, **lease},
+        )
+    ]
 
 
 def lanes_view(mission: Mission) -> dict[str, Any]:

@@ -275,7 +275,7 @@ def store(
     deps: list[tuple[str, bool, Sig]],
     window: tuple[int, Iterable[int]],
     printed: tuple[str, str],
-    git: tuple[str, str, str, bool] | None,
+    git: tuple[str, str, str, bool, str | None] | None,
 ) -> bool:
     """Keep what this command printed. `deps` were taken before the inputs were read (and
     found unchanged after); `window`: the time the view was computed for (µs) and the

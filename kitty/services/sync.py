@@ -226,7 +226,7 @@ def _sync(git: Git, project: layout.Project, remote: str, attempts: int) -> dict
     )
 
 
-def _fetch(git: GitCli, remote: str, branch: str) -> str | None:
+def _fetch(git: Git, remote: str, branch: str) -> str | None:
     """Fetch the upstream branch; its tip, or None when the remote has no such branch yet."""
     code, out, err = git.status("fetch", "--quiet", remote, branch)
     upstream = git.rev("FETCH_HEAD") if code == 0 else None
@@ -239,7 +239,7 @@ def _fetch(git: GitCli, remote: str, branch: str) -> str | None:
     return upstream
 
 
-def _commit_own(git: GitCli, commits: list[str]) -> None:
+def _commit_own(git: Git, commits: list[str]) -> None:
     """Commit kitty's own changed files (nothing else); the new commit goes to `commits`."""
     dirty = _own_dirty(git)
     if dirty:
@@ -250,7 +250,7 @@ def _commit_own(git: GitCli, commits: list[str]) -> None:
         commits.append(git.run("rev-parse", "HEAD").strip())
 
 
-def _merge(git: GitCli, marker: Path, remote: str, branch: str, upstream: str) -> None:
+def _merge(git: Git, marker: Path, remote: str, branch: str, upstream: str) -> None:
     """Merge `upstream`; a merge that stops is aborted and refused (never left behind)."""
     _mark(marker, "merge")
     code, out, err = git.status(

@@ -23,9 +23,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kitty.errors import GIT_HINT, GitError
+
+if TYPE_CHECKING:
+    from kitty.adapters.layout import Project
 
 #: The exit status `Git.output` reports when git could not be started / was stopped.
 NOT_RUN = 127
@@ -296,3 +299,30 @@ class Git:
 
     def changed_between(self, base: str, head: str) -> list[str]:
         return [p for p in self.run("diff", "--name-only", f"{base}..{head}").splitlines() if p]
+
+
+#: What to run in a repository whose branch has no commit yet (printed as is).
+INITIAL_COMMIT = "git commit --allow-empty -m init"
+
+
+def unborn_branch(project: Project) -> str | None:
+    """The checked-out branch when it has no commit yet (a new `git init`), else None."""
+    from kitty.adapters.layout import current_branch
+
+    branch = current_branch(project)
+    if branch is None or Git(project.root).rev(f"refs/heads/{branch}^{{commit}}"):
+        return None
+    return branch
+
+
+def initial_commit(project: Project) -> str | None:
+    """Give an unborn branch its first commit, an empty one (`init`): kitty's lane worktrees
+    branch from it. Whatever is staged stays staged. Returns the branch, None if it had one."""
+    branch = unborn_branch(project)
+    if branch is None:
+        return None
+    git = Git(project.root)
+    empty = git.run("mktree", stdin=b"").strip()
+    commit = git.run("commit-tree", empty, "-m", "init").strip()
+    git.run("update-ref", f"refs/heads/{branch}", commit, "")  # only if still unborn
+    return branch

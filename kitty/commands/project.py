@@ -40,7 +40,8 @@ def init(
     Example:
       kitty init --agents claude,codex
     """
-    from kitty.services.project import INITIAL_COMMIT, init_project
+    from kitty.adapters.git import INITIAL_COMMIT
+    from kitty.services.project import init_project
 
     result = init_project(
         cwd(ctx),

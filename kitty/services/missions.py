@@ -90,7 +90,7 @@ def check_target_branch(project: layout.Project, branch: str) -> None:
 def check_born(project: layout.Project, commit: bool) -> None:
     """The checked-out branch must have a commit (lane worktrees branch from it): make an
     empty one when `commit`, else refuse, printing the command that makes it."""
-    from kitty.services.project import INITIAL_COMMIT, initial_commit, unborn_branch
+    from kitty.adapters.git import INITIAL_COMMIT, initial_commit, unborn_branch
 
     if commit:
         initial_commit(project)

@@ -8,14 +8,13 @@ from typing import Any
 from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, layout
 from kitty.adapters.files import atomic_write, check_writable
+from kitty.adapters.git import initial_commit, unborn_branch
 
 ATTRIBUTES_RULE = "kitty-specs/**/status.events.jsonl merge=union"
 IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
 #: Derived from the log on every write, so never tracked: concurrent pulls cannot conflict.
 DERIVED = "kitty-specs/*/status.json"
 IGNORE_HEADER = "# kitty runtime files (never committed)"
-#: What to run in a repository whose branch has no commit yet (printed as is).
-INITIAL_COMMIT = "git commit --allow-empty -m init"
 
 
 def _ensure_lines(path: Path, header: str | None, lines: tuple[str, ...]) -> bool:
@@ -43,31 +42,6 @@ def _untrack_derived(root: Path) -> list[str]:
     if tracked:
         git.run("rm", "--cached", "--quiet", "--", *tracked)
     return tracked
-
-
-def unborn_branch(project: layout.Project) -> str | None:
-    """The checked-out branch when it has no commit yet (a new `git init`), else None."""
-    from kitty.adapters.git import Git
-
-    branch = layout.current_branch(project)
-    if branch is None or Git(project.root).rev(f"refs/heads/{branch}^{{commit}}"):
-        return None
-    return branch
-
-
-def initial_commit(project: layout.Project) -> str | None:
-    """Give an unborn branch its first commit, an empty one (`init`): kitty's lane worktrees
-    branch from it. Whatever is staged stays staged. Returns the branch, None if it had one."""
-    from kitty.adapters.git import Git
-
-    branch = unborn_branch(project)
-    if branch is None:
-        return None
-    git = Git(project.root)
-    empty = git.run("mktree", stdin=b"").strip()
-    commit = git.run("commit-tree", empty, "-m", "init").strip()
-    git.run("update-ref", f"refs/heads/{branch}", commit, "")  # only if still unborn
-    return branch
 
 
 def init_project(

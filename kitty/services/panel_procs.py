@@ -49,13 +49,12 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def git_state(workspace: str) -> str:
-    done = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True, check=False
+    from kitty.adapters.git import Git
+
+    git = Git(Path(workspace))
+    return (
+        git.status("rev-parse", "HEAD")[1].strip() + "\n" + git.status("status", "--porcelain")[1]
     )
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True, check=False
-    )
-    return head.stdout.strip() + "\n" + done.stdout
 
 
 def diff_scope(mission: Mission, wp_id: str) -> dict[str, Any]:

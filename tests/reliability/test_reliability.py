@@ -206,8 +206,15 @@ def test_kill_9_during_writes_loses_nothing(repo: Path) -> None:
     reported: list[str] = []
     kills = 0
     for _ in range(rounds):
+        size = (mission / "status.events.jsonl").stat().st_size
         procs = [_worker(repo, f"WP{i:02d}", f"k{i}", 10_000) for i in range(1, workers + 1)]
-        time.sleep(rng.uniform(1.2, 1.8))  # start-up, then a stream of locked appends
+        # start-up (seconds on a loaded machine), then a stream of locked appends: kill
+        # while they write, not before the first one (a fixed sleep did under load)
+        deadline = time.monotonic() + 60
+        while (mission / "status.events.jsonl").stat().st_size == size:
+            assert time.monotonic() < deadline, "no worker wrote within 60 s"
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.2, 0.6))
         for proc in procs:
             time.sleep(rng.uniform(0.0, 0.15))
             proc.send_signal(signal.SIGKILL)

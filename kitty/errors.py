@@ -8,10 +8,21 @@ from __future__ import annotations
 
 
 class KittyError(Exception):
-    """Base of every expected failure. `code` is a stable machine-readable name."""
+    """Base of every expected failure. `code` is a stable machine-readable name.
+
+    A subclass names its code (and exit code, when not 1) in its header:
+    `class NotFound(KittyError, code="not_found")`.
+    """
 
     exit_code = 1
     code = "error"
+
+    def __init_subclass__(cls, code: str | None = None, exit_code: int | None = None) -> None:
+        super().__init_subclass__()
+        if code is not None:
+            cls.code = code
+        if exit_code is not None:
+            cls.exit_code = exit_code
 
     def __init__(self, message: str, hint: str = "") -> None:
         super().__init__(message)
@@ -25,31 +36,23 @@ class KittyError(Exception):
         return {"code": self.code, "message": self.message, "hint": self.hint}
 
 
-class UsageError(KittyError):
-    exit_code = 2
-    code = "usage"
+class UsageError(KittyError, code="usage", exit_code=2): ...
 
 
-class NotARepo(KittyError):
-    code = "not_a_repo"
+class NotARepo(KittyError, code="not_a_repo"): ...
 
 
-class NotInitialized(KittyError):
-    code = "not_initialized"
+class NotInitialized(KittyError, code="not_initialized"): ...
 
 
-class NotFound(KittyError):
-    code = "not_found"
+class NotFound(KittyError, code="not_found"): ...
 
 
-class AmbiguousId(KittyError):
-    code = "ambiguous"
+class AmbiguousId(KittyError, code="ambiguous"): ...
 
 
-class SpecError(KittyError):
+class SpecError(KittyError, code="spec_error"):
     """A work package or mission file is invalid. Carries the file and line."""
-
-    code = "spec_error"
 
     def __init__(self, path: str, line: int | None, message: str, hint: str = "") -> None:
         where = f"{path}:{line}" if line else path
@@ -58,10 +61,8 @@ class SpecError(KittyError):
         self.line = line
 
 
-class SpecErrors(KittyError):
+class SpecErrors(KittyError, code="spec_error"):
     """Several SpecErrors found at once (validation reports everything)."""
-
-    code = "spec_error"
 
     def __init__(self, errors: list[SpecError]) -> None:
         lines = [e.message + (f" ({e.hint})" if e.hint else "") for e in errors]
@@ -72,46 +73,33 @@ class SpecErrors(KittyError):
         self.errors = errors
 
 
-class DependencyCycle(KittyError):
-    code = "dependency_cycle"
+class DependencyCycle(KittyError, code="dependency_cycle"): ...
 
 
-class InvalidTransition(KittyError):
-    code = "invalid_transition"
+class InvalidTransition(KittyError, code="invalid_transition"): ...
 
 
-class GuardRefused(KittyError):
+class GuardRefused(KittyError, code="guard_refused"):
     """The transition exists in the table but a guard (subtasks, review, ...) refuses it."""
 
-    code = "guard_refused"
+
+class LockBusy(KittyError, code="lock_busy", exit_code=75): ...
 
 
-class LockBusy(KittyError):
-    exit_code = 75
-    code = "lock_busy"
+class AlreadyExists(KittyError, code="already_exists"): ...
 
 
-class AlreadyExists(KittyError):
-    code = "already_exists"
-
-
-class UnsafePath(KittyError):
+class UnsafePath(KittyError, code="unsafe_path"):
     """A path inside the repository redirects outside it (a symlink): refused, nothing written."""
 
-    code = "unsafe_path"
 
-
-class EnvironmentProblem(KittyError):
+class EnvironmentProblem(KittyError, code="environment"):
     """The file system refused (permissions, a directory where a file belongs, a full disk)."""
 
-    code = "environment"
 
-
-class GitError(KittyError):
+class GitError(KittyError, code="git_error"):
     """A git command failed. `output` is git's own message (stderr, else stdout), carried
     whole in the JSON error object as `git_message` (text mode quotes it in the message)."""
-
-    code = "git_error"
 
     def __init__(self, message: str, hint: str = "", output: str = "") -> None:
         super().__init__(message, hint)
@@ -128,18 +116,12 @@ class GitError(KittyError):
 GIT_HINT = "git's own message follows 'failed:'; fix what it names and run the command again"
 
 
-class AgentError(KittyError):
-    code = "agent_error"
+class AgentError(KittyError, code="agent_error"): ...
 
 
-class CannotRun(KittyError):
+class CannotRun(KittyError, code="cannot_run", exit_code=127):
     """A command to run (keep-awake) could not be started: the shell's 127."""
 
-    exit_code = 127
-    code = "cannot_run"
 
-
-class Untrusted(KittyError):
+class Untrusted(KittyError, code="untrusted"):
     """The repository's config defines commands the user has not trusted (`kitty trust`)."""
-
-    code = "untrusted"

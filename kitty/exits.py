@@ -58,15 +58,22 @@ def failed(exc: BaseException, args: list[str], as_json: bool) -> int:
     return crash(exc, args, as_json)
 
 
-def crash(exc: BaseException, args: list[str], as_json: bool) -> int:
-    """A real bug: keep the traceback in a log file and exit 3."""
+def crash_log(exc: BaseException, what: str) -> str:
+    """Keep a bug's traceback in a new log file, headed by kitty's version and `what` ran;
+    the file's path."""
     import tempfile
     import traceback
 
     fd, path = tempfile.mkstemp(prefix="kitty-crash-", suffix=".log")
     with os.fdopen(fd, "w") as handle:
-        handle.write(f"kitty {__version__} {args!r}\n")
+        handle.write(f"kitty {__version__} {what}\n")
         traceback.print_exception(exc, file=handle)
+    return path
+
+
+def crash(exc: BaseException, args: list[str], as_json: bool) -> int:
+    """A real bug: keep the traceback in a log file and exit 3."""
+    path = crash_log(exc, repr(args))
     return error(
         Bug(
             f"unexpected internal error (details in {path})",

@@ -110,49 +110,13 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         raise SpecError(
             display, None, "agents.available must be a list of names", "write it as [claude, codex]"
         )
-    # One counter: review.max_rounds (the review panel's word) is an alias of max_cycles.
-    max_cycles = review.get("max_cycles", review.get("max_rounds", 3))
-    if not isinstance(max_cycles, int) or isinstance(max_cycles, bool) or max_cycles < 1:
-        raise SpecError(
-            display,
-            None,
-            "review.max_cycles must be a whole number ≥ 1",
-            "for example: review: {max_cycles: 3}",
-        )
-    if review.get("cap") == "soft":
-        max_cycles = SOFT_CAP  # the panel warns every soft_warn_rounds instead of stopping
-    block_at = str(review.get("block_at", "P2")).upper()
-    if block_at not in SEVERITIES:
-        raise SpecError(
-            display,
-            None,
-            f"review.block_at must be one of {', '.join(SEVERITIES)}",
-            "for example: review: {block_at: P2}",
-        )
-    max_feedback = review.get("max_feedback_bytes", DEFAULT_MAX_FEEDBACK_BYTES)
-    if not isinstance(max_feedback, int) or isinstance(max_feedback, bool) or max_feedback < 1:
-        raise SpecError(
-            display,
-            None,
-            "review.max_feedback_bytes must be a whole number of bytes ≥ 1",
-            "for example: review: {max_feedback_bytes: 1048576}",
-        )
-    stall = review.get("stall_minutes", 30)
-    if not isinstance(stall, int | float) or isinstance(stall, bool) or stall < 0:
-        raise SpecError(
-            display,
-            None,
-            "review.stall_minutes must be a number of minutes ≥ 0",
-            "for example: review: {stall_minutes: 30}",
-        )
-    max_text = _section(raw, "limits", display).get("max_text_bytes", DEFAULT_MAX_TEXT_BYTES)
-    if not isinstance(max_text, int) or isinstance(max_text, bool) or max_text < 1:
-        raise SpecError(
-            display,
-            None,
-            f"{TEXT_KEY} must be a whole number of bytes ≥ 1",
-            f"for example: limits: {{max_text_bytes: {DEFAULT_MAX_TEXT_BYTES}}}",
-        )
+    max_cycles, block_at, max_feedback, stall = _review(review, display)
+    max_text = _whole(
+        _section(raw, "limits", display).get("max_text_bytes", DEFAULT_MAX_TEXT_BYTES),
+        display,
+        f"{TEXT_KEY} must be a whole number of bytes ≥ 1",
+        f"for example: limits: {{max_text_bytes: {DEFAULT_MAX_TEXT_BYTES}}}",
+    )
     identity = raw.get("identity")
     if identity is not None and not isinstance(identity, str):
         raise SpecError(
@@ -170,6 +134,50 @@ def load(path: Path, display: str = ".kittify/config.yaml") -> Config:
         max_text_bytes=max_text,
         raw=raw,
     )
+
+
+def _whole(value: Any, display: str, message: str, hint: str) -> int:
+    """A whole number ≥ 1 (never a YAML boolean), else a SpecError saying so."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SpecError(display, None, message, hint)
+    return value
+
+
+def _review(review: dict[str, Any], display: str) -> tuple[int, str, int, float]:
+    """The review section: max_cycles (max_rounds is its alias; a soft cap lifts it),
+    block_at, max_feedback_bytes, stall_minutes."""
+    # One counter: review.max_rounds (the review panel's word) is an alias of max_cycles.
+    max_cycles = _whole(
+        review.get("max_cycles", review.get("max_rounds", 3)),
+        display,
+        "review.max_cycles must be a whole number ≥ 1",
+        "for example: review: {max_cycles: 3}",
+    )
+    if review.get("cap") == "soft":
+        max_cycles = SOFT_CAP  # the panel warns every soft_warn_rounds instead of stopping
+    block_at = str(review.get("block_at", "P2")).upper()
+    if block_at not in SEVERITIES:
+        raise SpecError(
+            display,
+            None,
+            f"review.block_at must be one of {', '.join(SEVERITIES)}",
+            "for example: review: {block_at: P2}",
+        )
+    max_feedback = _whole(
+        review.get("max_feedback_bytes", DEFAULT_MAX_FEEDBACK_BYTES),
+        display,
+        "review.max_feedback_bytes must be a whole number of bytes ≥ 1",
+        "for example: review: {max_feedback_bytes: 1048576}",
+    )
+    stall = review.get("stall_minutes", 30)
+    if not isinstance(stall, int | float) or isinstance(stall, bool) or stall < 0:
+        raise SpecError(
+            display,
+            None,
+            "review.stall_minutes must be a number of minutes ≥ 0",
+            "for example: review: {stall_minutes: 30}",
+        )
+    return max_cycles, block_at, max_feedback, stall
 
 
 def update(path: Path, agents: list[str] | None, display: str = ".kittify/config.yaml") -> bool:

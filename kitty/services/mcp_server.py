@@ -37,17 +37,10 @@ def tools() -> list[Tool]:
 
 
 def crash_log(exc: BaseException) -> str:
-    import os
-    import tempfile
-    import traceback
+    """A bug's traceback in a new log file (kitty.exits.crash_log, as the CLI keeps it)."""
+    from kitty.exits import crash_log as keep
 
-    from kitty import __version__
-
-    fd, path = tempfile.mkstemp(prefix="kitty-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"kitty {__version__} mcp\n")
-        traceback.print_exception(exc, file=handle)
-    return path
+    return keep(exc, "mcp")
 
 
 class Server:

@@ -123,20 +123,13 @@ def _path(root: Path, value: str | None) -> Path | None:
 # -- planning: the same services as `kitty wp …` and `kitty finalize` ----------------------
 
 
-def wp_add(
-    root: Path,
-    title: str,
-    objective: str | None = None,
-    subtasks: list[str] | None = None,
-    body: str | None = None,
-    depends_on: list[str] | None = None,
-    owns: list[str] | None = None,
-    mission: str | None = None,
-) -> dict[str, Any]:
-    from kitty.services.missions import Content, add_wp
+def wp_add(root: Path, title: str, mission: str | None = None, **given: Any) -> dict[str, Any]:
+    """`kitty wp add`; `given`: objective, subtasks, body, depends_on, owns."""
+    from kitty.services.wp_add import Content, add_wp
 
-    content = Content(objective, tuple(subtasks or ()), body)
-    return _run(add_wp, root, mission, title, list(depends_on or []), list(owns or []), 0, content)
+    content = Content(given.get("objective"), tuple(given.get("subtasks") or ()), given.get("body"))
+    deps, owns = list(given.get("depends_on") or []), list(given.get("owns") or [])
+    return _run(add_wp, root, mission, title, deps, owns, 0, content)
 
 
 def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:

@@ -358,3 +358,40 @@ def test_the_fast_route_refuses_like_click(
     fast = capsys.readouterr()
     full = kitty(tmp_path, "mcp")
     assert (code, fast.out, fast.err) == (full.code, full.out, full.err) and code == 1
+
+
+def test_a_bug_in_a_tool_or_the_session_names_its_crash_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug inside a tool is reported as kitty's `internal` error, outside one as JSON-RPC's
+    -32603; both name a crash log that holds the traceback, headed like the CLI's."""
+    from kitty import __version__
+    from kitty.services import mcp_server
+
+    def broken(root: Path, mission: str | None = None) -> dict[str, Any]:
+        raise RuntimeError("a bug in the status tool")
+
+    monkeypatch.setattr("kitty.services.mcp_tools.status", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    server = mcp_server.Server(tmp_path)
+    answer = server.call(server.table["status"], {})
+    error = answer["structuredContent"]["error"]
+    assert answer["isError"] and error["code"] == "internal"
+    assert error["hint"] == "please report it with that log file"
+    logged = Path(error["message"].split("details in ")[1].rstrip(")"))
+    assert logged.parent == tmp_path
+    text = logged.read_text()
+    assert text.startswith(f"kitty {__version__} mcp\n") and "a bug in the status tool" in text
+
+    def broken_handle(raw: bytes) -> dict[str, Any] | None:
+        raise RuntimeError("a bug outside any tool")
+
+    monkeypatch.setattr(server, "handle", broken_handle)
+    import io
+
+    out = io.BytesIO()
+    server.serve(io.BytesIO(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n'), out)
+    reply = json.loads(out.getvalue())
+    assert reply["error"]["code"] == -32603
+    logged = Path(reply["error"]["message"].split("details in ")[1].rstrip(")"))
+    assert "a bug outside any tool" in logged.read_text()

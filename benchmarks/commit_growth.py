@@ -33,7 +33,9 @@ MIB = 2**20
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+    done = subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed: {done.stderr.decode().strip()}")
     return done.stdout.decode()
 
 

@@ -104,8 +104,12 @@ def _subprocess(
 
 
 def _gitpython(cwd: Path, args: list[str]) -> tuple[int, bytes, bytes]:
-    from git.cmd import Git as Runner  # GitPython, on first use only
-    from git.exc import GitCommandNotFound
+    try:
+        from git.cmd import Git as Runner  # GitPython, on first use only
+        from git.exc import GitCommandNotFound
+    except ImportError as exc:  # GitPython refuses to load when it finds no git
+        detail = str(exc).splitlines()[0]
+        return NOT_RUN, b"", f"cannot run git in {cwd}: {detail}".encode()
 
     try:
         result: Any = Runner(cwd).execute(

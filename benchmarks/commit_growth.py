@@ -33,7 +33,9 @@ MIB = 2**20
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=root, check=True, env=ENV, capture_output=True)
+    done = subprocess.run(["git", *args], cwd=root, env=ENV, capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed: {done.stderr.decode().strip()}")
     return done.stdout.decode()
 
 
@@ -64,6 +66,19 @@ def settle(root: Path, timeout: float = 600.0) -> None:
     raise SystemExit("the committer did not finish")
 
 
+def move(kitty: str, root: Path, wp: str, lane: str) -> bool:
+    argv = [kitty, "agent", "tasks", "move-task", wp, "--to", lane, "--agent", "bench"]
+    return subprocess.run(argv, cwd=root, env=ENV, capture_output=True).returncode == 0
+
+
+def pick(kitty: str, root: Path, n: int) -> str:
+    """The last WP that can move to blocked (moved there: the stream flips it)."""
+    for i in range(n, 0, -1):
+        if move(kitty, root, f"WP{i:04d}", "blocked"):
+            return f"WP{i:04d}"
+    raise SystemExit("no WP can move to blocked")
+
+
 def stream(kitty: str, root: Path, wp: str, moves: int, delay: float) -> dict[str, float]:
     config = root / ".kittify" / "config.yaml"
     config.write_text(
@@ -78,9 +93,8 @@ def stream(kitty: str, root: Path, wp: str, moves: int, delay: float) -> dict[st
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     for i in range(moves):
-        lane = ("blocked", "planned")[i % 2]
-        argv = [kitty, "agent", "tasks", "move-task", wp, "--to", lane, "--agent", "bench"]
-        subprocess.run(argv, cwd=root, check=True, env=ENV, capture_output=True)
+        if not move(kitty, root, wp, ("planned", "blocked")[i % 2]):
+            raise SystemExit(f"move {i} of {wp} failed")
     moved = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     settle(root)
@@ -111,12 +125,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kitty-growth-") as tmp:
         root = Path(tmp) / "repo"
         init_repo(root)
+        git(root, "config", "gc.auto", "0")  # no background gc between the measurements
         slug = kitty_mission(root, args.wps)
         subprocess.run([kitty, "finalize"], cwd=root, check=True, env=ENV, capture_output=True)
         add_history(root / "kitty-specs" / slug, args.wps)
         log = root / "kitty-specs" / slug / "status.events.jsonl"
         print(f"{args.wps} WPs, log {log.stat().st_size / MIB:.0f} MiB, {args.moves} moves")
-        wp = f"WP{args.wps:04d}"
+        wp = pick(kitty, root, args.wps)
         for delay in args.delays:
             row = stream(kitty, root, wp, args.moves, delay)
             print(

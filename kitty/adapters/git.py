@@ -107,15 +107,23 @@ def _subprocess(
 
 
 def _gitpython(cwd: Path, args: list[str]) -> tuple[int, bytes, bytes]:
-    from git.cmd import Git as Runner  # GitPython, on first use only
+    try:
+        from git.cmd import Git as Runner  # GitPython, on first use only
+        from git.exc import GitCommandNotFound
+    except ImportError as exc:  # GitPython refuses to load when it finds no git
+        detail = str(exc).splitlines()[0]
+        return NOT_RUN, b"", f"cannot run git in {cwd}: {detail}".encode()
 
-    result: Any = Runner(cwd).execute(
-        args,
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-    )
+    try:
+        result: Any = Runner(cwd).execute(
+            args,
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+        )
+    except GitCommandNotFound as exc:  # no git on PATH, or the directory is gone
+        return NOT_RUN, b"", f"cannot run git in {cwd}: {exc.stderr or exc}".encode()
     status, out, err = result
     err_bytes = err.encode("utf-8", "replace") if isinstance(err, str) else bytes(err or b"")
     return int(status), bytes(out or b""), err_bytes

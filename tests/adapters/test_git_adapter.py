@@ -75,10 +75,11 @@ def test_git_missing_or_slow_is_an_answer_not_a_traceback(
     code, _, err = Git(repo).status("-c", "alias.slow=!sleep 1", "slow", timeout=0.2)
     assert code == TIMED_OUT and "git -c timed out after 0.2s" in err
     monkeypatch.setenv("PATH", "/nonexistent")
-    code, _, err = Git(repo).status("status")
-    assert code == NOT_RUN and "cannot run git" in err
-    with pytest.raises(GitError, match="git status failed: cannot run git"):
-        Git(repo).run("status")
+    for gitpython in (False, True):
+        code, _, err = Git(repo, gitpython=gitpython).status("status")
+        assert code == NOT_RUN and "cannot run git" in err
+        with pytest.raises(GitError, match="git status failed: cannot run git"):
+            Git(repo, gitpython=gitpython).run("status")
     assert spawned_output(["-C", str(repo), "status"]) is None
 
 

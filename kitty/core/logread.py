@@ -153,16 +153,18 @@ class ScannedLog:
 
 
 def _read(
-    data: bytes,
-    first_line: int,
-    warnings: list[LogWarning],
-    keep: Callable[[Event, int, int, bytes], object],
+    data: bytes, first_line: int, into: ParsedLog | ScannedLog, dedupe: FirstWins | None
 ) -> int:
-    """Decode each line of `data` (numbered from `first_line`) once, handing each event
-    to `keep(event, number, start, raw)`; the number of the last line."""
+    """Decode each line of `data` (numbered from `first_line`) once into `into`: every
+    event, or with `dedupe` each id's first transition or annotation, keeping only what
+    the fold reads. The number of the last line."""
+    warnings = into.warnings
+    #: A scan's list holds transitions and annotations only: the dedupe branch keeps no other.
+    append: Callable[[Event], None] = into.events.append  # type: ignore[assignment]
     unterminated = bool(data) and not data.endswith(b"\n")
     torn_line = first_line + data.count(b"\n") if unterminated else 0
     decode = _fast_decoder() if len(data) >= FAST_DECODE_BYTES else None
+    first = dedupe.first if dedupe is not None else None
     find = data.find
     start, size, number = 0, len(data), first_line - 1
     while start < size:
@@ -173,7 +175,11 @@ def _read(
         number += 1
         event = decode_line(raw, number, torn_line, decode, warnings)
         if event is not None:
-            keep(event, number, start, raw)
+            if first is None:
+                append(event)
+            elif first(event.event_id, number, start, raw) and event.__class__ is not Other:
+                event.data = _LEAN
+                append(event)
         start = stop + 1
     return number
 
@@ -182,8 +188,7 @@ def parse_log(data: bytes, *, first_line: int = 1) -> ParsedLog:
     """Every event of a log, or of the tail of one starting at line `first_line`, from
     its bytes, in file order (repeats included: `replay_order` drops them)."""
     result = ParsedLog(unterminated=bool(data) and not data.endswith(b"\n"))
-    append = result.events.append
-    _read(data, first_line, result.warnings, lambda event, *_: append(event))
+    _read(data, first_line, result, None)
     return result
 
 
@@ -219,14 +224,7 @@ def scan_log(data: bytes) -> ScannedLog:
         return earlier == raw or _decoded(earlier) == _decoded(raw)
 
     dedupe = FirstWins(same, lambda first: data.count(b"\n", 0, first) + 1)
-    first, append = dedupe.first, result.events.append
-
-    def keep(event: Event, number: int, start: int, raw: bytes) -> None:
-        if first(event.event_id, number, start, raw) and not isinstance(event, Other):
-            event.data = _LEAN
-            append(event)
-
-    result.lines = _read(data, 1, result.warnings, keep)
+    result.lines = _read(data, 1, result, dedupe)
     result.repeats = dedupe.repeats
     result.ids = set(dedupe.seen)
     return result

@@ -298,3 +298,49 @@ def test_hot_status_is_the_one_body(mission: Path, capsys: pytest.CaptureFixture
     finally:
         mp.undo()
     assert len(calls) == 2
+
+
+def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
+    """Served from the cache, `kitty status` imports none of kitty's readers, no click,
+    no dataclasses, typing, json or pickle (pathlib and re are left out of the check:
+    an editable install's path finder imports them into every interpreter)."""
+    import subprocess
+    import sys
+
+    make_mission(repo, slug=SLUG, wps=[{"wp_id": "WP01"}])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "mission")
+    probe = (
+        "import sys\n"
+        "from kitty.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    print('MODULES=' + ','.join(sorted(sys.modules)), file=sys.stderr)\n"
+        "    raise\n"
+    )
+
+    def modules(*args: str) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
+        return done.stdout, set(line.split(","))
+
+    time.sleep(2.1)  # older than the racy window
+    for args in (["status"], ["status", "--json"]):
+        first, cold = modules(*args)
+        again, warm = modules(*args)
+        assert again == first
+        assert "dataclasses" in cold and "kitty.services.board" in cold
+        heavy = {"dataclasses", "typing", "json", "pickle", "click", "yaml", "shutil"}
+        assert not warm & heavy, warm & heavy
+        allowed = {"kitty.adapters.viewcache", "kitty.hot", "kitty.fastpath", "kitty.entry"}
+        allowed |= {"kitty.core.lanes", "kitty.output", "kitty.core.printable", "kitty.errors"}
+        allowed |= {"kitty.services.uncommitted"}
+        kitty_modules = {m for m in warm if m.startswith("kitty.")}
+        assert kitty_modules - {"kitty.adapters", "kitty.core", "kitty.services"} <= allowed

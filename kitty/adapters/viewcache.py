@@ -235,7 +235,11 @@ def dependencies(
         if folder == worktree or os.path.dirname(folder) == folder:
             break
         folder = os.path.dirname(folder)
-    paths = [os.path.join(worktree, ".git"), os.path.join(gitdir, "HEAD")]
+    dot_git = os.path.join(worktree, ".git")
+    # a `.git` folder only by its kind (its mtime moves with every git command); a
+    # linked worktree's `.git` file by its stat (it names the git dir)
+    paths = [dot_git] if os.path.isfile(dot_git) else []
+    paths.append(os.path.join(gitdir, "HEAD"))
     paths += [os.path.join(gitdir, "commondir"), os.path.dirname(config), config]
     specs = os.path.dirname(mission_dir)
     paths += [specs, *_entries(specs), mission_dir, *_entries(mission_dir)]

@@ -344,3 +344,25 @@ def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
         allowed |= {"kitty.services.uncommitted"}
         kitty_modules = {m for m in warm if m.startswith("kitty.")}
         assert kitty_modules - {"kitty.adapters", "kitty.core", "kitty.services"} <= allowed
+
+
+def test_from_a_subfolder_and_a_linked_worktree(
+    mission: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which mission is meant follows the worktree and its branch; both are inputs."""
+    make_mission(mission, slug="other-01OTHERMI", finalize=False)
+    git(mission, "add", "-A")
+    git(mission, "commit", "-qm", "two missions")
+    lane = mission / ".worktrees" / f"{SLUG}-lane-a"
+    git(mission, "worktree", "add", "-q", "-b", f"kitty/mission-{SLUG}-lane-a", str(lane))
+    sub = lane / "kitty-specs"
+    for where in (lane, sub):
+        code, out, _ = same(where, ["status", "--json"], capsys, monkeypatch)
+        assert code == 0 and json.loads(out)["mission_slug"] == SLUG
+    other = mission / "elsewhere"
+    git(mission, "worktree", "add", "-q", "-b", "kitty/mission-other-01OTHERMI", str(other))
+    code, out, _ = same(other, ["status", "--json"], capsys, monkeypatch)
+    assert json.loads(out)["mission_slug"] == "other-01OTHERMI"
+    git(other, "checkout", "-q", "-b", f"kitty/mission-{SLUG}-x")  # the branch says which
+    code, out, _ = same(other, ["status", "--json"], capsys, monkeypatch)
+    assert json.loads(out)["mission_slug"] == SLUG

@@ -48,6 +48,8 @@ MISSION_ENV = "KITTY_MISSION"
 FOLDER = ".status-views"  # not a mission slug: slugs start with a letter or digit
 MAGIC = b"KSV1"
 RACY_NS = 2_000_000_000
+#: Records kept (the newest): one per spelling, mission, terminal width and colour.
+KEEP = 8
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 Sig = tuple[int, ...] | None
@@ -323,4 +325,21 @@ def _write(common: str, record: dict[str, object]) -> bool:
         os.replace(tmp, path)
     except OSError:
         return False
+    _prune(folder, path)
     return True
+
+
+def _prune(folder: str, written: str) -> None:
+    """Keep the KEEP newest records, `written` among them (each spelling, mission,
+    terminal width and colour has its own)."""
+    try:
+        with os.scandir(folder) as scan:
+            found = [
+                (e.stat().st_mtime_ns, e.path)
+                for e in scan
+                if e.name.endswith(".view") and e.path != written
+            ]
+        for _, path in sorted(found)[: max(0, len(found) - (KEEP - 1))]:
+            os.unlink(path)
+    except OSError:
+        pass

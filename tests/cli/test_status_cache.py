@@ -366,3 +366,13 @@ def test_from_a_subfolder_and_a_linked_worktree(
     git(other, "checkout", "-q", "-b", f"kitty/mission-{SLUG}-x")  # the branch says which
     code, out, _ = same(other, ["status", "--json"], capsys, monkeypatch)
     assert json.loads(out)["mission_slug"] == SLUG
+
+
+def test_only_the_newest_records_are_kept(
+    mission: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for width in range(60, 60 + viewcache.KEEP + 3):
+        monkeypatch.setenv("COLUMNS", str(width))
+        fast(mission, ["status"], capsys)
+    assert len(records(mission)) == viewcache.KEEP
+    assert served(mission, ["status"])

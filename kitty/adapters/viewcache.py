@@ -283,11 +283,13 @@ def store(
     printed: tuple[str, str],
     git: tuple[str, str, str, bool] | None,
 ) -> bool:
-    """Keep what this command printed. `deps` were taken before the inputs were read (and
-    found unchanged after); `window`: the time the view was computed for (µs) and the
-    times it changes at. Not kept when an input changed in the two seconds before the
-    read, or when the output holds for no time at all. Best effort: a read-only git dir
-    just means no cache."""
+    """Keep what this command printed. `window`: the time (µs) taken before anything was
+    read, which the view was computed for, and the times the view changes at; `deps`
+    were taken after that time and before the files were read. A file changed after
+    `deps` differs from them at the next lookup; one changed before them but within two
+    seconds of `window[0]` may hold content `deps` cannot tell apart (the racy rule):
+    then nothing is kept. Nor when the output holds for no time at all. Best effort: a
+    read-only git dir just means no cache."""
     if not enabled():
         return False
     since, changes = window

@@ -50,13 +50,20 @@ def status(
     from kitty.output import emit_text, terminal_width, use_colour, warn_text
     from kitty.services.board import status_view
 
+    now = now_us()  # before anything is read: the racy window counts from here
     opened = _open(cwd, mission)
     project = opened.project
-    where = (cwd, str(project.worktree), str(opened.dir), str(project.config_path))
     cache = cache and viewcache.enabled() and not as_list and not show_all
-    before = viewcache.dependencies(*where) if cache else []
+    # Taken before the files are read: a change after this is seen at the next lookup;
+    # one before it, but after `now` - 2 s, is not kept (viewcache.store).
+    deps = (
+        viewcache.dependencies(
+            cwd, str(project.worktree), str(opened.dir), str(project.config_path)
+        )
+        if cache
+        else []
+    )
     changes: list[int] = []
-    now = now_us()
     view = status_view(opened, now, changes)
     live: list[str] = []
     git = None
@@ -74,9 +81,9 @@ def status(
         text = board_text(view, terminal_width(), use_colour(), None if show_all else MAX_CARDS)
     styled = not as_list and use_colour()
     printed = (emit_text(view, text, as_json, styled), warn_text(view["warnings"]))
-    if cache and viewcache.dependencies(*where) == before:
+    if cache:
         viewcache.store(
-            cwd, mission, as_json, str(project.git_common_dir), before, (now, changes), printed, git
+            cwd, mission, as_json, str(project.git_common_dir), deps, (now, changes), printed, git
         )
     put(printed[0], printed[1] + warn_text(live))
     return 0

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from kitty import SCHEMA
 from kitty.core.printable import TABLE, needs_escaping, printable, printable_styled
 from kitty.errors import KittyError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _JSON_TABLE = {c: f"\\u{c:04x}" for c in TABLE}
 

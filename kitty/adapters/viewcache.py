@@ -48,6 +48,8 @@ MISSION_ENV = "KITTY_MISSION"
 FOLDER = ".status-views"  # not a mission slug: slugs start with a letter or digit
 MAGIC = b"KSV1"
 RACY_NS = 2_000_000_000
+#: Records kept (the newest): one per spelling, mission, terminal width and colour.
+KEEP = 8
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 Sig = tuple[int, ...] | None
@@ -235,7 +237,11 @@ def dependencies(
         if folder == worktree or os.path.dirname(folder) == folder:
             break
         folder = os.path.dirname(folder)
-    paths = [os.path.join(worktree, ".git"), os.path.join(gitdir, "HEAD")]
+    dot_git = os.path.join(worktree, ".git")
+    # a `.git` folder only by its kind (its mtime moves with every git command); a
+    # linked worktree's `.git` file by its stat (it names the git dir)
+    paths = [dot_git] if os.path.isfile(dot_git) else []
+    paths.append(os.path.join(gitdir, "HEAD"))
     paths += [os.path.join(gitdir, "commondir"), os.path.dirname(config), config]
     specs = os.path.dirname(mission_dir)
     paths += [specs, *_entries(specs), mission_dir, *_entries(mission_dir)]
@@ -277,11 +283,13 @@ def store(
     printed: tuple[str, str],
     git: tuple[str, str, str, bool, str | None] | None,
 ) -> bool:
-    """Keep what this command printed. `deps` were taken before the inputs were read (and
-    found unchanged after); `window`: the time the view was computed for (µs) and the
-    times it changes at. Not kept when an input changed in the two seconds before the
-    read, or when the output holds for no time at all. Best effort: a read-only git dir
-    just means no cache."""
+    """Keep what this command printed. `window`: the time (µs) taken before anything was
+    read, which the view was computed for, and the times the view changes at; `deps`
+    were taken after that time and before the files were read. A file changed after
+    `deps` differs from them at the next lookup; one changed before them but within two
+    seconds of `window[0]` may hold content `deps` cannot tell apart (the racy rule):
+    then nothing is kept. Nor when the output holds for no time at all. Best effort: a
+    read-only git dir just means no cache."""
     if not enabled():
         return False
     since, changes = window
@@ -319,4 +327,21 @@ def _write(common: str, record: dict[str, object]) -> bool:
         os.replace(tmp, path)
     except OSError:
         return False
+    _prune(folder, path)
     return True
+
+
+def _prune(folder: str, written: str) -> None:
+    """Keep the KEEP newest records, `written` among them (each spelling, mission,
+    terminal width and colour has its own)."""
+    try:
+        with os.scandir(folder) as scan:
+            found = [
+                (e.stat().st_mtime_ns, e.path)
+                for e in scan
+                if e.name.endswith(".view") and e.path != written
+            ]
+        for _, path in sorted(found)[: max(0, len(found) - (KEEP - 1))]:
+            os.unlink(path)
+    except OSError:
+        pass

@@ -298,3 +298,81 @@ def test_hot_status_is_the_one_body(mission: Path, capsys: pytest.CaptureFixture
     finally:
         mp.undo()
     assert len(calls) == 2
+
+
+def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
+    """Served from the cache, `kitty status` imports none of kitty's readers, no click,
+    no dataclasses, typing, json or pickle (pathlib and re are left out of the check:
+    an editable install's path finder imports them into every interpreter)."""
+    import subprocess
+    import sys
+
+    make_mission(repo, slug=SLUG, wps=[{"wp_id": "WP01"}])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "mission")
+    probe = (
+        "import sys\n"
+        "from kitty.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    print('MODULES=' + ','.join(sorted(sys.modules)), file=sys.stderr)\n"
+        "    raise\n"
+    )
+
+    def modules(*args: str) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
+        return done.stdout, set(line.split(","))
+
+    time.sleep(2.1)  # older than the racy window
+    for args in (["status"], ["status", "--json"]):
+        first, cold = modules(*args)
+        again, warm = modules(*args)
+        assert again == first
+        assert "dataclasses" in cold and "kitty.services.board" in cold
+        heavy = {"dataclasses", "typing", "json", "pickle", "click", "yaml", "shutil"}
+        assert not warm & heavy, warm & heavy
+        allowed = {"kitty.adapters.viewcache", "kitty.hot", "kitty.fastpath", "kitty.entry"}
+        allowed |= {"kitty.core.lanes", "kitty.output", "kitty.core.printable", "kitty.errors"}
+        allowed |= {"kitty.services.uncommitted"}
+        kitty_modules = {m for m in warm if m.startswith("kitty.")}
+        assert kitty_modules - {"kitty.adapters", "kitty.core", "kitty.services"} <= allowed
+
+
+def test_from_a_subfolder_and_a_linked_worktree(
+    mission: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which mission is meant follows the worktree and its branch; both are inputs."""
+    make_mission(mission, slug="other-01OTHERMI", finalize=False)
+    git(mission, "add", "-A")
+    git(mission, "commit", "-qm", "two missions")
+    lane = mission / ".worktrees" / f"{SLUG}-lane-a"
+    git(mission, "worktree", "add", "-q", "-b", f"kitty/mission-{SLUG}-lane-a", str(lane))
+    sub = lane / "kitty-specs"
+    for where in (lane, sub):
+        code, out, _ = same(where, ["status", "--json"], capsys, monkeypatch)
+        assert code == 0 and json.loads(out)["mission_slug"] == SLUG
+    other = mission / "elsewhere"
+    git(mission, "worktree", "add", "-q", "-b", "kitty/mission-other-01OTHERMI", str(other))
+    code, out, _ = same(other, ["status", "--json"], capsys, monkeypatch)
+    assert json.loads(out)["mission_slug"] == "other-01OTHERMI"
+    git(other, "checkout", "-q", "-b", f"kitty/mission-{SLUG}-x")  # the branch says which
+    code, out, _ = same(other, ["status", "--json"], capsys, monkeypatch)
+    assert json.loads(out)["mission_slug"] == SLUG
+
+
+def test_only_the_newest_records_are_kept(
+    mission: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for width in range(60, 60 + viewcache.KEEP + 3):
+        monkeypatch.setenv("COLUMNS", str(width))
+        fast(mission, ["status"], capsys)
+    assert len(records(mission)) == viewcache.KEEP
+    assert served(mission, ["status"])

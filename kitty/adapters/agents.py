@@ -67,8 +67,8 @@ QWEN_TOOLS = (
 GEMINI_POLICY = Path(__file__).resolve().parent.parent / "data" / "gemini-policy.toml"
 #: opencode's permission config (OPENCODE_PERMISSION, merged over its config files):
 #: the last matching rule wins, so everything is denied first, then read, edit and
-#: `git`/`kitty` commands allowed. Edits outside the worktree (opencode's
-#: external_directory) fall under the first "deny".
+#: `git`/`kitty` commands allowed. Paths outside the worktree are opencode's own
+#: `external_directory` permission, which only the first "deny" covers.
 OPENCODE_PERMISSION: dict[str, Any] = {
     "*": "deny",
     **dict.fromkeys(("read", "list", "glob", "grep", "edit"), "allow"),

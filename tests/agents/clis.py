@@ -100,6 +100,13 @@ def environment(name: str, home: Path, url: str) -> dict[str, str]:
             json.dumps(
                 {
                     "security": {"auth": {"selectedType": "openai"}},
+                    # no update check, chat log or sleep inhibitor: CPU a test run
+                    # does not need
+                    "general": {
+                        "enableAutoUpdate": False,
+                        "chatRecording": False,
+                        "preventSystemSleep": False,
+                    },
                     "privacy": {"usageStatisticsEnabled": False},
                     "telemetry": {"enabled": False},
                 }
@@ -126,6 +133,10 @@ def environment(name: str, home: Path, url: str) -> dict[str, str]:
                     },
                     "autoupdate": False,
                     "share": "disabled",
+                    # no undo snapshots (git processes), formatters or language servers
+                    "snapshot": False,
+                    "formatter": False,
+                    "lsp": False,
                 }
             ),
             OPENCODE_DISABLE_MODELS_FETCH="1",

@@ -91,13 +91,20 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "plan")
     script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with serve() as double:
         double.responders += [anthropic(script), responses(script), chat(script)]
         home = tmp_path / "agent-home"
         env: dict[str, str] = {}
         for name in {"claude", "codex", implementer, reviewer}:
             env.update(environment(name, home, double.url))
+        if "opencode" in (implementer, reviewer):
+            # as on a machine where opencode ran before: its database exists (two
+            # first runs at once race on creating it, and one fails with
+            # "Failed query: CREATE TABLE"; kitty retries it, the count here is exact)
+            subprocess.run(
+                ["opencode", "db", "select 1"], env=env, capture_output=True, timeout=120
+            )
+        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
                        "--reviewer", reviewer, "--merge", "--parallel", "2", "--timeout", "120"),

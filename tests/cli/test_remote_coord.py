@@ -308,3 +308,11 @@ def test_coordination_commits_need_no_configured_identity(
     assert remote.transact(a, "origin", lambda _: [note("alice")], "no identity").pushed
     who = git(bare, "log", "-1", "--format=%cn <%ce>", REF).strip()
     assert who == "kitty <kitty@ci-runner>"
+
+
+def test_the_coordination_fetch_brings_no_tags(two: tuple[Path, Mission, Mission]) -> None:
+    bare, a, b = two
+    remote.transact(a, "origin", lambda _: [note("alice")], "alice")
+    git(bare, "tag", "on-coord", REF)  # a tag on the coordination commit
+    remote.transact(b, "origin", nothing, "fold")
+    assert git(b.project.root, "tag", "--list") == ""

@@ -302,8 +302,11 @@ def test_a_lock_left_by_a_killed_git_is_named_with_the_way_out() -> None:
     )
     named = syncmod._name_lock(exc)
     assert named.message == "git commit failed" and named.output == exc.output
-    assert named.hint.startswith("/r/.git/index.lock is left by a git command that was killed")
-    assert "`kitty doctor --fix` removes it" in named.hint
+    assert named.hint == (
+        "/r/.git/index.lock is left by a git command that was killed: if no git command is "
+        "running in this repository, `kitty doctor --fix` removes it (or delete the file), "
+        "then run kitty sync again"
+    )
     in_message = GitError("Unable to create '/r/.git/HEAD.lock': File exists", "h")
     assert syncmod._name_lock(in_message).hint.startswith("/r/.git/HEAD.lock is left")
     other = GitError("git push failed", "h", output="fatal: no")

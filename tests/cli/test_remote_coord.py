@@ -249,11 +249,16 @@ def test_no_coordination_ref_yet_and_an_unreachable_remote(
     assert git_a.rev(tracking) is None  # dropped: the remote has no such ref
     out = remote.transact(a, "origin", nothing, "idle")
     assert (out.pushed, out.tip) == (False, None)
-    git(a.project.root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    gone = tmp_path / ("far-" * 40) / "gone.git"  # git's message is longer than 300
+    git(a.project.root, "remote", "set-url", "origin", str(gone))
     with pytest.raises(GitError) as caught:
         remote.fetch_tip(git_a, "origin", SLUG)
-    assert caught.value.message.startswith(f"cannot fetch refs/heads/{REF} from origin: ")
-    assert "gone.git" in caught.value.message and "\n" not in caught.value.message
+    prefix = f"cannot fetch refs/heads/{REF} from origin: "
+    message = caught.value.message
+    assert message.startswith(prefix + "fatal: ") and "gone.git" in message
+    # git's lines joined by one space, cut at 300 characters
+    assert "a git repository fatal: Could not" in message
+    assert len(message) == len(prefix) + 300
     assert caught.value.hint == "check `git remote -v` and that origin is reachable"
 
 

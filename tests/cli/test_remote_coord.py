@@ -321,3 +321,18 @@ def test_the_coordination_fetch_brings_no_tags(two: tuple[Path, Mission, Mission
     git(bare, "tag", "on-coord", REF)  # a tag on the coordination commit
     remote.transact(b, "origin", nothing, "fold")
     assert git(b.project.root, "tag", "--list") == ""
+
+
+def test_stamps_follow_every_event_already_logged_and_each_other(
+    two: tuple[Path, Mission, Mission],
+) -> None:
+    _, a, _ = two
+    from kitty.adapters import eventlog
+    from kitty.core.clock import format_at
+
+    ahead = eventlog.now_us() + 30 * 1_000_000  # another machine's clock, 30 s ahead
+    eventlog.append(a.events_path, [{**note("fast clock", "F1"), "at": format_at(ahead)}])
+    out = remote.transact(a, "origin", lambda _: [note("x"), note("y"), note("z")], "three")
+    stamps = [parse_at(r["at"]) for r in out.records]
+    assert stamps[0] > ahead
+    assert stamps[0] < stamps[1] < stamps[2]

@@ -328,3 +328,27 @@ def test_a_crash_inside_sync_keeps_the_marker_for_the_next_one(
     assert state["pid"] == os.getpid() and state["phase"] == "sync" and state["at"] > 0
     monkeypatch.undo()
     assert syncmod.sync(a, "origin")["recovered"] is True
+
+
+def test_a_sync_killed_during_its_merge_says_so_and_the_next_one_recovers(
+    two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, a, b = two
+    ok(b, "move", "WP02", "claimed", "--agent", "bo")
+    syncmod.sync(b, "origin")  # the remote moves: a's sync has to merge
+    ok(a, "move", "WP01", "claimed", "--agent", "al")
+    real = GitCli.status
+
+    def status(self: GitCli, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+        if args[0] == "merge" and "--abort" not in args:
+            raise KeyboardInterrupt  # killed while merging
+        return real(self, *args, stdin=stdin)
+
+    monkeypatch.setattr(GitCli, "status", status)
+    with pytest.raises(KeyboardInterrupt):
+        syncmod.sync(a, "origin")
+    assert json.loads(marker(a).read_text())["phase"] == "merge"
+    monkeypatch.undo()
+    done = syncmod.sync(a, "origin")
+    assert done["recovered"] and done["merged"]
+    assert not marker(a).exists()

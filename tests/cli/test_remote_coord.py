@@ -249,11 +249,16 @@ def test_no_coordination_ref_yet_and_an_unreachable_remote(
     assert git_a.rev(tracking) is None  # dropped: the remote has no such ref
     out = remote.transact(a, "origin", nothing, "idle")
     assert (out.pushed, out.tip) == (False, None)
-    git(a.project.root, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    gone = tmp_path / ("far-" * 40) / "gone.git"  # git's message is longer than 300
+    git(a.project.root, "remote", "set-url", "origin", str(gone))
     with pytest.raises(GitError) as caught:
         remote.fetch_tip(git_a, "origin", SLUG)
-    assert caught.value.message.startswith(f"cannot fetch refs/heads/{REF} from origin: ")
-    assert "gone.git" in caught.value.message and "\n" not in caught.value.message
+    prefix = f"cannot fetch refs/heads/{REF} from origin: "
+    message = caught.value.message
+    assert message.startswith(prefix + "fatal: ") and "gone.git" in message
+    # git's lines joined by one space, cut at 300 characters
+    assert "a git repository fatal: Could not" in message
+    assert len(message) == len(prefix) + 300
     assert caught.value.hint == "check `git remote -v` and that origin is reachable"
 
 
@@ -308,3 +313,26 @@ def test_coordination_commits_need_no_configured_identity(
     assert remote.transact(a, "origin", lambda _: [note("alice")], "no identity").pushed
     who = git(bare, "log", "-1", "--format=%cn <%ce>", REF).strip()
     assert who == "kitty <kitty@ci-runner>"
+
+
+def test_the_coordination_fetch_brings_no_tags(two: tuple[Path, Mission, Mission]) -> None:
+    bare, a, b = two
+    remote.transact(a, "origin", lambda _: [note("alice")], "alice")
+    git(bare, "tag", "on-coord", REF)  # a tag on the coordination commit
+    remote.transact(b, "origin", nothing, "fold")
+    assert git(b.project.root, "tag", "--list") == ""
+
+
+def test_stamps_follow_every_event_already_logged_and_each_other(
+    two: tuple[Path, Mission, Mission],
+) -> None:
+    _, a, _ = two
+    from kitty.adapters import eventlog
+    from kitty.core.clock import format_at
+
+    ahead = eventlog.now_us() + 30 * 1_000_000  # another machine's clock, 30 s ahead
+    eventlog.append(a.events_path, [{**note("fast clock", "F1"), "at": format_at(ahead)}])
+    out = remote.transact(a, "origin", lambda _: [note("x"), note("y"), note("z")], "three")
+    stamps = [parse_at(r["at"]) for r in out.records]
+    assert stamps[0] > ahead
+    assert stamps[0] < stamps[1] < stamps[2]

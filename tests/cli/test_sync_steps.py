@@ -302,8 +302,11 @@ def test_a_lock_left_by_a_killed_git_is_named_with_the_way_out() -> None:
     )
     named = syncmod._name_lock(exc)
     assert named.message == "git commit failed" and named.output == exc.output
-    assert named.hint.startswith("/r/.git/index.lock is left by a git command that was killed")
-    assert "`kitty doctor --fix` removes it" in named.hint
+    assert named.hint == (
+        "/r/.git/index.lock is left by a git command that was killed: if no git command is "
+        "running in this repository, `kitty doctor --fix` removes it (or delete the file), "
+        "then run kitty sync again"
+    )
     in_message = GitError("Unable to create '/r/.git/HEAD.lock': File exists", "h")
     assert syncmod._name_lock(in_message).hint.startswith("/r/.git/HEAD.lock is left")
     other = GitError("git push failed", "h", output="fatal: no")
@@ -325,3 +328,27 @@ def test_a_crash_inside_sync_keeps_the_marker_for_the_next_one(
     assert state["pid"] == os.getpid() and state["phase"] == "sync" and state["at"] > 0
     monkeypatch.undo()
     assert syncmod.sync(a, "origin")["recovered"] is True
+
+
+def test_a_sync_killed_during_its_merge_says_so_and_the_next_one_recovers(
+    two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, a, b = two
+    ok(b, "move", "WP02", "claimed", "--agent", "bo")
+    syncmod.sync(b, "origin")  # the remote moves: a's sync has to merge
+    ok(a, "move", "WP01", "claimed", "--agent", "al")
+    real = GitCli.status
+
+    def status(self: GitCli, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+        if args[0] == "merge" and "--abort" not in args:
+            raise KeyboardInterrupt  # killed while merging
+        return real(self, *args, stdin=stdin)
+
+    monkeypatch.setattr(GitCli, "status", status)
+    with pytest.raises(KeyboardInterrupt):
+        syncmod.sync(a, "origin")
+    assert json.loads(marker(a).read_text())["phase"] == "merge"
+    monkeypatch.undo()
+    done = syncmod.sync(a, "origin")
+    assert done["recovered"] and done["merged"]
+    assert not marker(a).exists()

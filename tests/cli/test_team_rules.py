@@ -429,3 +429,87 @@ def test_after_the_merge_the_target_branch_reaches_the_remote_and_a_failed_sync_
         "event": "notice",
         "message": "kitty sync failed: HEAD is detached: kitty sync needs a branch",
     }
+
+
+def test_only_claims_of_this_machine_or_of_no_machine_are_its_own(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, _ = machines
+    assert east.owns_claim({"agent": "claude"})
+    assert east.owns_claim({"agent": "claude", "machine": None})
+    assert east.owns_claim({"agent": "claude", "machine": "east"})
+    assert not east.owns_claim({"agent": "claude", "machine": "west"})
+
+
+def test_a_reviewer_gets_the_implementers_lane_branch_as_pushed(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    mission = east.mission()
+    ws = teamsprint.existing_workspace(mission, "WP01")
+    assert ws.branch is not None
+    west.checkout_for_review("WP01")  # no such branch yet: nothing happens
+    where = west.repo / ws.path.relative_to(east.repo)
+    assert not where.exists()
+    git(east.repo, "branch", ws.branch)
+    git(east.repo, "checkout", "-q", ws.branch)
+    git(east.repo, "commit", "-q", "--allow-empty", "-m", "the work")
+    east.push_branches("WP01")
+    west.fetch_branches()
+    west.checkout_for_review("WP01")
+    assert git(where, "rev-parse", "HEAD") == git(east.repo, "rev-parse", "HEAD")
+    assert git(where, "branch", "--show-current").strip() == ws.branch
+    west.checkout_for_review("WP01")  # already there: left alone
+    assert git(where, "rev-parse", "HEAD") == git(east.repo, "rev-parse", "HEAD")
+
+
+def add_note(sprint: RemoteSprint, actor: str) -> None:
+    from kitty.adapters import eventlog
+
+    eventlog.append(
+        sprint.mission().events_path,
+        [{"actor": actor, "at": format_at(eventlog.now_us()), "event_id": actor,
+          "kind": "annotation", "wp_id": "WP01", "delta": {}}],
+    )  # fmt: skip
+
+
+def test_an_agent_exit_pushes_the_implementers_branches_and_publishes_at_once(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    settled: list[tuple[Any, str]] = []
+    monkeypatch.setattr(teamsprint.Sprint, "settle", lambda self, job, how: settled.append(how))
+    name = teamsprint.mission_branch(east.mission())
+    git(east.repo, "branch", name)
+    review = types.SimpleNamespace(role=REVIEW, wp_id="WP01")
+    east.last_publish = teamsprint.time.monotonic()  # just published: only a forced one goes
+    add_note(east, "review-done")
+    east.settle(review, "exit 0")
+    assert settled == ["exit 0"]
+    assert '"review-done"' in coord_log(bare)
+    assert name not in git(bare, "branch", "--list")  # a review pushes no branch
+    implement = types.SimpleNamespace(role=IMPLEMENT, wp_id="WP01")
+    add_note(east, "implement-done")
+    east.settle(implement, "exit 0")
+    assert '"implement-done"' in coord_log(bare)
+    assert name in git(bare, "branch", "--list")
+
+
+def test_each_dispatch_publishes_first(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    monkeypatch.setattr(teamsprint.Sprint, "dispatch", lambda self: "parent's answer")
+    add_note(east, "before-dispatch")
+    assert east.dispatch() == "parent's answer"
+    assert '"before-dispatch"' in coord_log(bare)
+
+
+def test_finishing_publishes_at_once_even_right_after_a_publish(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    east.publish(force=True)
+    add_note(east, "last-words")
+    assert east.claim_finish()
+    assert '"last-words"' in coord_log(bare)

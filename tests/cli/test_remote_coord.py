@@ -166,7 +166,7 @@ def test_a_torn_remote_line_stays_out_of_the_local_log(
     good1 = json.dumps(note("one", "G1"))
     good2 = json.dumps(note("two", "G2"))
     body = f'{good1}\n{{"torn": \n[1, 2]\n{good2}\n'.encode()
-    commit = remote._commit(remote.GitCli(a.project.root), body, None, "hand-made")
+    commit = remote._commit(remote.Git(a.project.root), body, None, "hand-made")
     git(a.project.root, "push", "-q", "origin", f"{commit}:refs/heads/{REF}")
     remote.transact(b, "origin", nothing, "fold")
     assert [json.loads(x)["event_id"] for x in local_lines(b)] == ["G1", "G2"]
@@ -242,7 +242,7 @@ def test_no_coordination_ref_yet_and_an_unreachable_remote(
 ) -> None:
     _, a, _ = two
     a.events_path.write_text("")  # nothing to publish
-    git_a = remote.GitCli(a.project.root)
+    git_a = remote.Git(a.project.root)
     tracking = remote.tracking_ref("origin", SLUG)
     git(a.project.root, "update-ref", f"{tracking}", "HEAD")  # a stale tracking ref
     assert remote.fetch_tip(git_a, "origin", SLUG) is None
@@ -281,7 +281,7 @@ def test_push_cas_moves_the_ref_only_from_the_expected_tip(
     two: tuple[Path, Mission, Mission],
 ) -> None:
     bare, a, _ = two
-    g = remote.GitCli(a.project.root)
+    g = remote.Git(a.project.root)
     first = remote._commit(g, b"1\n", None, "one")
     assert remote.push_cas(g, "origin", SLUG, first, None)
     assert g.rev(remote.tracking_ref("origin", SLUG)) == first
@@ -300,7 +300,7 @@ def test_coordination_commits_need_no_configured_identity(
 ) -> None:
     bare, a, _ = two
     monkeypatch.setenv("KITTY_MACHINE", "ci-runner")
-    g = remote.GitCli(a.project.root)
+    g = remote.Git(a.project.root)
     assert remote._identity(g) == []  # the clone has user.email
     git(a.project.root, "config", "--unset", "user.email")
     for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):

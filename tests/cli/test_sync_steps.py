@@ -337,14 +337,14 @@ def test_a_sync_killed_during_its_merge_says_so_and_the_next_one_recovers(
     ok(b, "move", "WP02", "claimed", "--agent", "bo")
     syncmod.sync(b, "origin")  # the remote moves: a's sync has to merge
     ok(a, "move", "WP01", "claimed", "--agent", "al")
-    real = GitCli.status
+    real = Git.status
 
-    def status(self: GitCli, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    def status(self: Git, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
         if args[0] == "merge" and "--abort" not in args:
             raise KeyboardInterrupt  # killed while merging
         return real(self, *args, stdin=stdin)
 
-    monkeypatch.setattr(GitCli, "status", status)
+    monkeypatch.setattr(Git, "status", status)
     with pytest.raises(KeyboardInterrupt):
         syncmod.sync(a, "origin")
     assert json.loads(marker(a).read_text())["phase"] == "merge"

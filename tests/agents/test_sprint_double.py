@@ -80,7 +80,13 @@ def check_prompts_and_commands(
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("implementer", "reviewer"),
-    [("claude", "codex"), ("codex", "claude"), ("qwen", "claude"), ("opencode", "codex")],
+    [
+        ("claude", "codex"),
+        ("codex", "claude"),
+        ("qwen", "claude"),
+        ("opencode", "codex"),
+        ("gemini", "claude"),
+    ],
 )
 def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     repo: Path, tmp_path: Path, implementer: str, reviewer: str
@@ -92,7 +98,7 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     git(repo, "commit", "-qm", "plan")
     script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
     with serve() as double:
-        double.responders += [anthropic(script), responses(script), chat(script)]
+        double.responders += [anthropic(script), responses(script), chat(script), gemini(script)]
         home = tmp_path / "agent-home"
         env: dict[str, str] = {}
         for name in {"claude", "codex", implementer, reviewer}:

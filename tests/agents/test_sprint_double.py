@@ -1,5 +1,6 @@
-"""End to end: `kitty sprint` drives the REAL claude and codex processes (installed by
-`make test` from the npm registry) against the scripted model double on 127.0.0.1.
+"""End to end: `kitty sprint` drives the REAL claude, codex, qwen, gemini and opencode
+processes (installed by `make test` from the npm registry) against the scripted model
+double on 127.0.0.1, with kitty's narrowed permissions (a refused tool call fails).
 
 A 3-WP mission goes implement → review → rejection (WP02, once) → fix → approve →
 merge. The double answers from the prompts kitty wrote, so the assertions check what

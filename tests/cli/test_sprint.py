@@ -125,6 +125,10 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
         assert dict(invocation.env) == (
             {"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)} if name == "opencode" else {}
         ), name
+
+
+def test_a_configured_command_template_fills_in_its_placeholders() -> None:
+    d = Dispatch("x", "implement", "PROMPT", "/p.md", "/ws", "WP01", "m", "/repo", 600)
     config = {
         "agents": {
             "commands": {

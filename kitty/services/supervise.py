@@ -163,9 +163,11 @@ def wait(jobs: Iterable[Job], poll: float) -> None:
 
 
 def header(run_id: str, job: Job, invocation: Invocation, now: str) -> str:
+    # the agent's own environment settings first, as a shell runs them (opencode's)
+    env = "".join(f"{key}={shlex.quote(value)} " for key, value in invocation.env.items())
     return (
         f"# kitty sprint {run_id}: {job.role} {job.wp_id} by {job.agent} "
-        f"(cycle {job.cycle})\n# command: {shlex.join(invocation.argv)}\n"
+        f"(cycle {job.cycle})\n# command: {env}{shlex.join(invocation.argv)}\n"
         f"# cwd: {invocation.cwd}\n# start: {now}\n"
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,97 +64,122 @@ def environment(name: str, home: Path, url: str) -> dict[str, str]:
     )
     for key in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env.pop(key, None)
-    if name == "claude":
-        env.update(
-            ANTHROPIC_BASE_URL=url,
-            ANTHROPIC_API_KEY="kitty-test-key",
-            CLAUDE_CODE_MAX_RETRIES="0",
-            DISABLE_AUTOUPDATER="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        )
-    elif name == "codex":
-        codex_home = home / ".codex"
-        codex_home.mkdir(exist_ok=True)
-        (codex_home / "config.toml").write_text(
-            'model_provider = "double"\nmodel = "double-model"\n'
-            "[model_providers.double]\n"
-            f'name = "double"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
-            'env_key = "OPENAI_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
-        )
-        env.update(CODEX_HOME=str(codex_home), OPENAI_API_KEY="kitty-test-key")
-    elif name == "gemini":
-        (home / ".gemini").mkdir(exist_ok=True)
-        (home / ".gemini" / "settings.json").write_text(
-            json.dumps(
-                {
-                    "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-                    "telemetry": {"enabled": False},
-                    "privacy": {"usageStatisticsEnabled": False},
-                }
-            )
-        )
-        env.update(GEMINI_API_KEY="kitty-test-key", GOOGLE_GEMINI_BASE_URL=url)
-    elif name == "qwen":
-        (home / ".qwen").mkdir(exist_ok=True)
-        (home / ".qwen" / "settings.json").write_text(
-            json.dumps(
-                {
-                    "security": {"auth": {"selectedType": "openai"}},
-                    # no update check, chat log or sleep inhibitor: CPU a test run
-                    # does not need
-                    "general": {
-                        "enableAutoUpdate": False,
-                        "chatRecording": False,
-                        "preventSystemSleep": False,
-                    },
-                    "privacy": {"usageStatisticsEnabled": False},
-                    "telemetry": {"enabled": False},
-                }
-            )
-        )
-        env.update(
-            OPENAI_BASE_URL=f"{url}/v1",
-            OPENAI_API_KEY="kitty-test-key",
-            OPENAI_MODEL="double-model",
-            QWEN_CODE_SUPPRESS_YOLO_WARNING="1",
-        )
-    elif name == "opencode":
-        env.update(
-            OPENCODE_CONFIG_CONTENT=json.dumps(
-                {
-                    "model": "double/double-model",
-                    "provider": {
-                        "double": {
-                            "npm": "@ai-sdk/openai-compatible",
-                            "name": "double",
-                            "options": {"baseURL": f"{url}/v1", "apiKey": "kitty-test-key"},
-                            "models": {"double-model": {"name": "double-model"}},
-                        }
-                    },
-                    "autoupdate": False,
-                    "share": "disabled",
-                    # no undo snapshots (git processes), formatters or language servers
-                    "snapshot": False,
-                    "formatter": False,
-                    "lsp": False,
-                }
-            ),
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_SHARE="1",
-            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-            # what a test run does not need and costs CPU: plugins, file watching,
-            # reading Claude Code's and other tools' skills and settings
-            OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
-            OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER="1",
-            OPENCODE_DISABLE_CLAUDE_CODE="1",
-            OPENCODE_DISABLE_EXTERNAL_SKILLS="1",
-        )
-    elif name == "auggie":
-        env.update(
-            AUGMENT_SESSION_AUTH=json.dumps(
-                {"accessToken": "kitty-test-key", "tenantURL": f"{url}/", "scopes": ["email"]}
-            )
-        )
+    if name in SETUP:
+        env.update(SETUP[name](home, url))
     return env
+
+
+def _claude_env(home: Path, url: str) -> dict[str, str]:
+    return dict(
+        ANTHROPIC_BASE_URL=url,
+        ANTHROPIC_API_KEY="kitty-test-key",
+        CLAUDE_CODE_MAX_RETRIES="0",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+
+
+def _codex_env(home: Path, url: str) -> dict[str, str]:
+    codex_home = home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model_provider = "double"\nmodel = "double-model"\n'
+        "[model_providers.double]\n"
+        f'name = "double"\nbase_url = "{url}/v1"\nwire_api = "responses"\n'
+        'env_key = "OPENAI_API_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
+    )
+    return dict(CODEX_HOME=str(codex_home), OPENAI_API_KEY="kitty-test-key")
+
+
+def _gemini_env(home: Path, url: str) -> dict[str, str]:
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                "telemetry": {"enabled": False},
+                "privacy": {"usageStatisticsEnabled": False},
+            }
+        )
+    )
+    return dict(GEMINI_API_KEY="kitty-test-key", GOOGLE_GEMINI_BASE_URL=url)
+
+
+def _qwen_env(home: Path, url: str) -> dict[str, str]:
+    (home / ".qwen").mkdir(exist_ok=True)
+    (home / ".qwen" / "settings.json").write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "openai"}},
+                # no update check, chat log or sleep inhibitor: CPU a test run
+                # does not need
+                "general": {
+                    "enableAutoUpdate": False,
+                    "chatRecording": False,
+                    "preventSystemSleep": False,
+                },
+                "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }
+        )
+    )
+    return dict(
+        OPENAI_BASE_URL=f"{url}/v1",
+        OPENAI_API_KEY="kitty-test-key",
+        OPENAI_MODEL="double-model",
+        QWEN_CODE_SUPPRESS_YOLO_WARNING="1",
+    )
+
+
+def _opencode_env(home: Path, url: str) -> dict[str, str]:
+    return dict(
+        OPENCODE_CONFIG_CONTENT=json.dumps(
+            {
+                "model": "double/double-model",
+                "provider": {
+                    "double": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "double",
+                        "options": {"baseURL": f"{url}/v1", "apiKey": "kitty-test-key"},
+                        "models": {"double-model": {"name": "double-model"}},
+                    }
+                },
+                "autoupdate": False,
+                "share": "disabled",
+                # no undo snapshots (git processes), formatters or language servers
+                "snapshot": False,
+                "formatter": False,
+                "lsp": False,
+            }
+        ),
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_SHARE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        # what a test run does not need and costs CPU: plugins, file watching,
+        # reading Claude Code's and other tools' skills and settings
+        OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+        OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER="1",
+        OPENCODE_DISABLE_CLAUDE_CODE="1",
+        OPENCODE_DISABLE_EXTERNAL_SKILLS="1",
+    )
+
+
+def _auggie_env(home: Path, url: str) -> dict[str, str]:
+    return dict(
+        AUGMENT_SESSION_AUTH=json.dumps(
+            {"accessToken": "kitty-test-key", "tenantURL": f"{url}/", "scopes": ["email"]}
+        )
+    )
+
+
+#: Each CLI's own settings: credentials, its base URL on the double, updates off.
+SETUP: dict[str, Callable[[Path, str], dict[str, str]]] = {
+    "claude": _claude_env,
+    "codex": _codex_env,
+    "gemini": _gemini_env,
+    "qwen": _qwen_env,
+    "opencode": _opencode_env,
+    "auggie": _auggie_env,
+}

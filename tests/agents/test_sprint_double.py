@@ -1,5 +1,6 @@
-"""End to end: `kitty sprint` drives the REAL claude and codex processes (installed by
-`make test` from the npm registry) against the scripted model double on 127.0.0.1.
+"""End to end: `kitty sprint` drives the REAL claude, codex, qwen, gemini and opencode
+processes (installed by `make test` from the npm registry) against the scripted model
+double on 127.0.0.1, with kitty's narrowed permissions (a refused tool call fails).
 
 A 3-WP mission goes implement → review → rejection (WP02, once) → fix → approve →
 merge. The double answers from the prompts kitty wrote, so the assertions check what
@@ -80,7 +81,13 @@ def check_prompts_and_commands(
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     ("implementer", "reviewer"),
-    [("claude", "codex"), ("codex", "claude"), ("qwen", "claude"), ("opencode", "codex")],
+    [
+        ("claude", "codex"),
+        ("codex", "claude"),
+        ("qwen", "claude"),
+        ("opencode", "codex"),
+        ("gemini", "claude"),
+    ],
 )
 def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     repo: Path, tmp_path: Path, implementer: str, reviewer: str
@@ -92,7 +99,7 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     git(repo, "commit", "-qm", "plan")
     script = Script(feedback_dir=tmp_path, reject=frozenset({"WP02"}))
     with serve() as double:
-        double.responders += [anthropic(script), responses(script), chat(script)]
+        double.responders += [anthropic(script), responses(script), chat(script), gemini(script)]
         home = tmp_path / "agent-home"
         env: dict[str, str] = {}
         for name in {"claude", "codex", implementer, reviewer}:

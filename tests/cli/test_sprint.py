@@ -125,6 +125,10 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
         assert dict(invocation.env) == (
             {"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)} if name == "opencode" else {}
         ), name
+
+
+def test_a_configured_command_template_fills_in_its_placeholders() -> None:
+    d = Dispatch("x", "implement", "PROMPT", "/p.md", "/ws", "WP01", "m", "/repo", 600)
     config = {
         "agents": {
             "commands": {
@@ -180,6 +184,18 @@ def test_headless_permissions_allow_edits_reads_git_and_kitty_and_nothing_else(
         run = AgentRun(Invocation(probe, str(tmp_path), env=opencode.env), "opencode", log)
         while run.poll() is None:
             time.sleep(0.02)
+    assert json.loads(out.read_text()) == OPENCODE_PERMISSION
+    # the run log's command line carries the env too, and runs as printed
+    from types import SimpleNamespace
+
+    from kitty.services.supervise import header
+
+    job = SimpleNamespace(role="implement", wp_id="WP01", agent="opencode", cycle=1)
+    shown = Invocation(probe, str(tmp_path), env=opencode.env)
+    line = header("run", job, shown, "now").splitlines()[1]  # type: ignore[arg-type]
+    assert line.startswith("# command: OPENCODE_PERMISSION=")
+    out.unlink()
+    subprocess.run(["bash", "-c", line.removeprefix("# command: ")], check=True, timeout=60)
     assert json.loads(out.read_text()) == OPENCODE_PERMISSION
 
 

@@ -243,7 +243,7 @@ def test_every_byte_is_written_even_in_short_writes(
 
 
 def test_a_new_or_whole_log_gets_no_extra_newline(tmp_path: Path) -> None:
-    log = tmp_path / "new" / "status.events.jsonl"
+    log = tmp_path / "new" / "mission" / "status.events.jsonl"  # folders created
     eventlog.append(log, [{"a": 1}])
     assert log.read_text() == '{"a": 1}\n'
     eventlog.append(log, [{"b": 2}])
@@ -264,3 +264,16 @@ def test_the_clock_and_the_randomness() -> None:
     assert before <= now <= time.time_ns() // 1000
     assert len(eventlog.random_bytes()) == 10 and len(eventlog.random_bytes(4)) == 4
     assert eventlog.random_bytes() != eventlog.random_bytes()
+
+
+def test_a_symlink_that_appears_after_the_check_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_text("")
+    link = tmp_path / "status.events.jsonl"
+    link.symlink_to(target)
+    monkeypatch.setattr(eventlog, "check_appendable", lambda path: None)  # the race window
+    with pytest.raises(UnsafePath):
+        eventlog.append(link, [{"a": 1}])
+    assert target.read_text() == ""

@@ -336,3 +336,10 @@ def test_stamps_follow_every_event_already_logged_and_each_other(
     stamps = [parse_at(r["at"]) for r in out.records]
     assert stamps[0] > ahead
     assert stamps[0] < stamps[1] < stamps[2]
+    # each event id is a ULID of its own stamp (milliseconds)
+    crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    for rec, at in zip(out.records, stamps, strict=True):
+        ms = 0
+        for char in rec["event_id"][:10]:
+            ms = ms * 32 + crockford.index(char)
+        assert ms == at // 1000

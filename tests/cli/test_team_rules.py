@@ -513,3 +513,34 @@ def test_finishing_publishes_at_once_even_right_after_a_publish(
     add_note(east, "last-words")
     assert east.claim_finish()
     assert '"last-words"' in coord_log(bare)
+
+
+def refuse_finish(bare: Path, words: str) -> None:
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\nwhile read old new ref; do case $ref in *-finish)"
+        f" echo '{words}' >&2; exit 1;; esac; done\nexit 0\n"
+    )
+    hook.chmod(0o755)
+
+
+def test_a_finish_push_refused_for_another_reason_is_a_notice(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    refuse_finish(bare, "no finishing here")
+    assert not east.claim_finish()
+    assert east.finished_by == "another machine"
+    [note] = east.__dict__["notes"]
+    assert note["event"] == "notice" and note["message"].startswith("finish lock: ")
+    assert "no finishing here" in note["message"] and note["message"] == note["message"].strip()
+    assert set(note) == {"event", "message"}
+
+
+def test_a_finish_ref_that_already_exists_is_no_notice(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    refuse_finish(bare, "that ref already exists")
+    assert not east.claim_finish()
+    assert east.__dict__["notes"] == []

@@ -172,7 +172,8 @@ def dry_run_text(event: dict[str, Any]) -> str:
                 + ("" if item["available"] else "  (CLI not on PATH)")
             )
             lines.append(f"    {item['claim']}")
-            lines.append(f"    {shlex.join(item['command'])}"[:400])
+            env = "".join(f"{k}={shlex.quote(v)} " for k, v in item.get("env", {}).items())
+            lines.append(f"    {env}{shlex.join(item['command'])}"[: 400 + len(env)])
     for item in event["arbiter"]:
         lines.append(f"  {item['wp_id']} needs the arbiter (policy: {item['policy']})")
     lines += [f"problem: {problem}" for problem in event.get("problems", [])]

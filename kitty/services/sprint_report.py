@@ -69,8 +69,8 @@ def plan_entry(
     claim = (
         f"kitty agent action {role} {wp_id} --mission {mission.slug} --agent {shlex.quote(agent)}"
     )
-    command = (
-        ["manual"]
+    invocation = (
+        None
         if backend.kind == MANUAL
         else backend.invocation(
             Dispatch(
@@ -84,7 +84,7 @@ def plan_entry(
                 str(mission.project.root),
                 timeout,
             )
-        ).argv
+        )
     )
     return {
         "wp_id": wp_id,
@@ -92,7 +92,9 @@ def plan_entry(
         "agent": agent,
         "title": wp.title if wp else wp_id,
         "claim": claim,
-        "command": command,
+        "command": ["manual"] if invocation is None else invocation.argv,
+        # set over kitty's environment for the agent (opencode's permissions)
+        "env": {} if invocation is None else dict(invocation.env),
         "available": backend.available(),
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import signal
 import subprocess
@@ -425,6 +426,22 @@ def test_dry_run_runs_and_claims_nothing(repo: Path, fakes: Path) -> None:
     assert (mission / "status.events.jsonl").read_text() == log_before
     assert calls(fakes) == []
     assert not (repo / ".worktrees").exists()
+
+
+def test_dry_run_shows_the_agents_environment_as_the_run_uses_it(repo: Path, fakes: Path) -> None:
+    """opencode's permissions travel in its environment: the plan shows them before the
+    command (text) and as `env` (--json), or someone running the plan's line by hand
+    would run opencode with its default permissions."""
+    planned(repo, SIX[:1])
+    args = ("sprint", "--implementer", "opencode", "--reviewer", "codex", "--dry-run")
+    run = ok(repo, *args)
+    line = next(x.strip() for x in run.out.splitlines() if "opencode run" in x)
+    assert line.startswith("OPENCODE_PERMISSION=")
+    assert json.loads(shlex.split(line)[0].split("=", 1)[1]) == OPENCODE_PERMISSION
+    (entry,) = [e for e in ok(repo, *args, "--json").json()["first_wave"]]
+    assert entry["env"] == {"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)}
+    codex = ok(repo, "sprint", "--implementer", "codex", "--reviewer", "claude", "--dry-run")
+    assert next(x.strip() for x in codex.out.splitlines() if "codex exec" in x).startswith("codex")
 
 
 def test_manual_agent_waits_for_a_human(repo: Path, fakes: Path) -> None:

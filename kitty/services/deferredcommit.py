@@ -121,7 +121,7 @@ def flush(project: layout.Project) -> list[str]:
     """Commit every marked mission's pending kitty files now (one commit), under the
     commit lock; remove the marks seen before the commit. Returns the missions done."""
     from kitty.adapters.git import Git
-    from kitty.services.autocommit import commit_paths, pending
+    from kitty.services.commitpaths import commit_paths, pending
     from kitty.services.workspace import Mission
 
     seen = marks(project)

@@ -65,6 +65,30 @@ def reclaim_expired(
     """Take over the WP whose lease expired first (not one `who` holds on this machine)."""
     from kitty.core import decide
 
+    found = _first_expired(mission, who, board, now_us, lease)
+    if found is None:
+        return None
+    wp_id, st, info = found
+    records, why = _takeover(mission, who, wp_id, st, info, lease)
+    review = st.lane == lanes.IN_REVIEW
+    verb = "review" if review else "implement"
+    decision = decide.Decision(
+        decide.REVIEW if review else decide.IMPLEMENT,
+        f"{wp_id}: {why}",
+        wp_id,
+        commands=[
+            f"kitty agent action {verb} {wp_id} --mission {mission.slug} --agent {shlex.quote(who)}"
+        ],
+        mission=mission.slug,
+        claimed=True,
+    )
+    return decision, records
+
+
+def _first_expired(
+    mission: Mission, who: str, board: Board, now_us: int, lease: dict[str, Any]
+) -> tuple[str, WPState, dict[str, Any]] | None:
+    """The WP whose lease expired first, not counting one `who` holds on this machine."""
     expired = []
     for wp_id, st in board.wps.items():
         info = lease_of(st)
@@ -76,6 +100,19 @@ def reclaim_expired(
     if not expired:
         return None
     _, wp_id, st, info = min(expired)
+    return wp_id, st, info
+
+
+def _takeover(
+    mission: Mission,
+    who: str,
+    wp_id: str,
+    st: WPState,
+    info: dict[str, Any],
+    lease: dict[str, Any],
+) -> tuple[list[dict[str, Any]], str]:
+    """The two records of a takeover (release the expired hold, then claim it for `who`;
+    a review stays a review) and why."""
     review = st.lane == lanes.IN_REVIEW
     release_to = lanes.FOR_REVIEW if review else lanes.PLANNED
     claim_to = lanes.IN_REVIEW if review else lanes.CLAIMED
@@ -114,18 +151,7 @@ def reclaim_expired(
             policy_metadata={"agent": who, "reclaim": previous, **lease},
         ),
     ]
-    verb = "review" if review else "implement"
-    decision = decide.Decision(
-        decide.REVIEW if review else decide.IMPLEMENT,
-        f"{wp_id}: {why}",
-        wp_id,
-        commands=[
-            f"kitty agent action {verb} {wp_id} --mission {mission.slug} --agent {shlex.quote(who)}"
-        ],
-        mission=mission.slug,
-        claimed=True,
-    )
-    return decision, records
+    return records, why
 
 
 def foreign_holds(board: Board, who: str, machine: str) -> None:

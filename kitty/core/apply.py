@@ -108,13 +108,13 @@ def apply_transition(st: WPState, ev: Transition) -> None:
         st.agent = agent
         st.since_hold = set()
     st.since_hold.add(ev.event_id)
-    _runtime_claim(st, to_lane, previous, policy, agent, at)
+    if to_lane in HELD or st.runtime_claim is not None:
+        _runtime_claim(st, to_lane, previous, policy, agent, at)
     if ev.review_result is not None:
         _review(st, ev, ev.review_result)
-    if policy:
+    # A forced move's reason may record an arbiter's decision too.
+    if ev.force or "arbiter" in policy or "self_review_fallback" in policy or "reclaim" in policy:
         _decisions(st, ev, policy)
-    elif ev.force:
-        _arbiter(st, ev, None)  # a forced move's reason may record an arbiter's decision
 
 
 def _runtime_claim(

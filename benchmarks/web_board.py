@@ -33,7 +33,8 @@ def generate(root: Path, n: int) -> str:
 
 
 def measure(n: int, runs: int, kitty: str) -> dict[str, float]:
-    from kitty.services import webboard, webserve
+    from kitty.web import board as webboard
+    from kitty.web import serve as webserve
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"

@@ -14,13 +14,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
 
 def _open(cwd: str, mission: str | None) -> Mission:
     from pathlib import Path
 
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
     return Mission.open(Path(cwd), mission)
 
@@ -46,9 +46,9 @@ def status(
     (kitty/adapters/viewcache.py), when nothing it read may change under it."""
     from kitty.adapters import viewcache
     from kitty.adapters.eventlog import now_us
-    from kitty.core.render import MAX_CARDS, board_text, list_text
     from kitty.output import emit_text, terminal_width, use_colour, warn_text
-    from kitty.services.board import status_view
+    from kitty.workflow.board import status_view
+    from kitty.workflow.rules.render import MAX_CARDS, board_text, list_text
 
     now = now_us()  # before anything is read: the racy window counts from here
     opened = _open(cwd, mission)
@@ -68,7 +68,7 @@ def status(
     live: list[str] = []
     git = None
     if not as_json:  # for people; agents' --json reads pay for no git process
-        from kitty.services.uncommitted import deferred_mark, warning_for
+        from kitty.workflow.uncommitted import deferred_mark, warning_for
 
         auto = opened.config.auto_commit
         git = (str(project.root), opened.display, opened.slug, auto, deferred_mark(opened, auto))
@@ -102,7 +102,7 @@ def cached_status(cwd: str, mission: str | None, as_json: bool) -> bool:
         return False
     if isinstance(git, tuple):
         from kitty.output import warn_text
-        from kitty.services.uncommitted import warning_for
+        from kitty.workflow.uncommitted import warning_for
 
         err += warn_text(warning_for(*git))
     put(out, err)
@@ -118,9 +118,9 @@ def next_(
     remote: str | None = None,
 ) -> int:
     """`kitty next` (with `claim`: `kitty next --claim`)."""
-    from kitty.core.render import next_text
     from kitty.output import emit
-    from kitty.services.schedule import next_step
+    from kitty.workflow.nextstep import next_step
+    from kitty.workflow.rules.render import next_text
 
     decision = next_step(_open(cwd, mission), agent, claim, remote).to_json()
     emit(decision, next_text(decision), as_json)
@@ -129,9 +129,9 @@ def next_(
 
 def move(cwd: str, mission: str | None, wp: str, to: str, as_json: bool, **opts: Any) -> int:
     """`kitty move` / `kitty agent tasks move-task`; `opts`: move_task's keywords."""
-    from kitty.core.render import move_text
     from kitty.output import emit, warn
-    from kitty.services.moves import move_task
+    from kitty.workflow.moves import move_task
+    from kitty.workflow.rules.render import move_text
 
     result = move_task(_open(cwd, mission), wp, to, **opts)
     warn(result["warnings"])
@@ -149,9 +149,9 @@ def mark_status(
     wp: str | None = None,
 ) -> int:
     """`kitty agent tasks mark-status`."""
-    from kitty.core.render import mark_text
     from kitty.output import emit
-    from kitty.services.moves import mark_status as run_mark
+    from kitty.workflow.moves import mark_status as run_mark
+    from kitty.workflow.rules.render import mark_text
 
     result = run_mark(_open(cwd, mission), tasks, status_, agent=agent, wp_text=wp)
     emit(result, mark_text(result), as_json)
@@ -162,6 +162,6 @@ def mcp(cwd: str) -> int:
     """`kitty mcp`: the MCP server over stdio."""
     from pathlib import Path
 
-    from kitty.services.mcp_server import serve
+    from kitty.mcp.server import serve
 
     return serve(Path(cwd))

@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from kitty.core.log.state import WPState
 from kitty.core.model import WorkPackage
 from kitty.core.overlap import is_glob, normalise
-from kitty.core.state import WPState
-from kitty.services.workspace import Mission
+from kitty.mission.workspace import Mission
 
 
 def kitty(*args: str) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kitty.core.dag import compute_lanes
-from kitty.services.workspace import Mission
+from kitty.mission.workspace import Mission
+from kitty.workflow.rules.dag import compute_lanes
 from tests.helpers import init_repo, ok
 
 SAMPLES = Path(

@@ -296,7 +296,7 @@ class Sim:
         if any(n > 1 for n in decided.values()):
             raise Finding(f"seed {self.sc.seed}: contradictory arbiter decisions: {decided}")
         self.events["arbiter"] += sum(decided.values())
-        from kitty.services.workspace import Mission  # the board, read in-process (cheap)
+        from kitty.mission.workspace import Mission  # the board, read in-process (cheap)
 
         for wp_id, st in Mission.open(self.repo, SLUG).board.wps.items():
             since = st.review_cycles - int((st.arbiter or {}).get("cycles") or 0)

@@ -27,10 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kitty.core import lanes
-from kitty.core.events import LINK_KEY
-from kitty.core.logread import parse_lines, scan_log
-from kitty.core.snapshot import spec_kitty_progress
-from kitty.core.state import Board, fold, replay
+from kitty.core.log.events import LINK_KEY
+from kitty.core.log.read import parse_lines, scan_log
+from kitty.core.log.snapshot import spec_kitty_progress
+from kitty.core.log.state import Board, fold, replay
 from tests import oracle
 
 SETTINGS = settings(

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import ParsedLog, serialize
-from kitty.core.logread import parse_log
+from kitty.core.log.events import ParsedLog, serialize
+from kitty.core.log.read import parse_log
 from kitty.errors import EnvironmentProblem, LockBusy, UsageError
 
 LOCK_TIMEOUT_ENV = "KITTY_LOCK_TIMEOUT"

@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.events import Annotation, LogWarning, Other, Transition
-from kitty.core.logread import ORDER, parse_log, scan_log
-from kitty.core.state import Board, extend, fold
+from kitty.core.log.events import Annotation, LogWarning, Other, Transition
+from kitty.core.log.read import ORDER, parse_log, scan_log
+from kitty.core.log.state import Board, extend, fold
 
 FORMAT = 2
 DISABLE_ENV = "KITTY_NO_CACHE"
@@ -87,19 +87,9 @@ def gc_paused() -> Iterator[None]:
 
 def _code_key() -> tuple[Any, ...]:
     from kitty import __version__
-    from kitty.core import (
-        admit,
-        apply,
-        clock,
-        events,
-        frontmatter,
-        holders,
-        lanes,
-        logread,
-        model,
-        state,
-        wpfile,
-    )
+    from kitty.core import clock, frontmatter, lanes, model, wpfile
+    from kitty.core.log import admit, apply, events, holders, state
+    from kitty.core.log import read as logread
 
     stamps: list[tuple[int, int] | None] = []
     modules = (
@@ -151,7 +141,8 @@ def _positional(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
 
 
 def _dispatch_table() -> dict[type, Any]:
-    from kitty.core import apply, events, model, state
+    from kitty.core import model
+    from kitty.core.log import apply, events, state
 
     table: dict[type, Any] = dict(copyreg.dispatch_table)
     for module in (apply, events, model, state):

@@ -57,7 +57,7 @@ def implement(
     Example:
       kitty agent action implement WP01 --mission checkout --agent claude --profile python-pedro
     """
-    from kitty.services.actions import implement as run_implement
+    from kitty.workflow.actions import implement as run_implement
 
     if model and not invocation_id:
         raise click.UsageError("--model needs --invocation-id")
@@ -105,7 +105,7 @@ def review(
       kitty agent action review WP01 --mission checkout --agent codex
       kitty agent action review WP01 --agent gemini --takeover --note "codex hung"
     """
-    from kitty.services.actions import review as run_review
+    from kitty.workflow.actions import review as run_review
 
     result = run_review(
         open_mission(ctx, mission), wp_id, agent, profile, allow_self_review, takeover, note
@@ -136,7 +136,7 @@ def safe_commit(
     Example:
       kitty safe-commit src/cart.py tests/test_cart.py -m "feat(WP01): cart model"
     """
-    from kitty.services.commit import safe_commit as run_commit
+    from kitty.workflow.commit import safe_commit as run_commit
 
     result = run_commit(cwd(ctx), list(paths), message, force)
     emit(
@@ -159,7 +159,7 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
     Example:
       kitty accept --mission checkout
     """
-    from kitty.services.merging import accept as run_accept
+    from kitty.workflow.merging import accept as run_accept
 
     result = run_accept(open_mission(ctx, mission), agent)
     text = (
@@ -232,7 +232,7 @@ def merge(
       kitty merge --mission checkout
       kitty merge --mission checkout --resume
     """
-    from kitty.services.merging import merge as run_merge
+    from kitty.workflow.merging import merge as run_merge
 
     result = run_merge(
         open_mission(ctx, mission),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,7 +45,7 @@ def agent_option(func: F) -> F:
 
 
 def open_mission(ctx: click.Context, name: str | None) -> Mission:
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
     return Mission.open(cwd(ctx), name)
 

@@ -111,8 +111,8 @@ def board(
 
     if html_file is not None:
         return _html(ctx, mission, html_file, as_json)
-    from kitty.core.render import board_text
-    from kitty.services.board import status_view
+    from kitty.workflow.board import status_view
+    from kitty.workflow.rules.render import board_text
 
     view = status_view(open_mission(ctx, mission), now_us())
     warn(view["warnings"])
@@ -125,7 +125,7 @@ def _html(ctx: click.Context, mission: str | None, html_file: Path, as_json: boo
     """--html: the board, graph and charts as one self-contained file (or stdout)."""
     from kitty.adapters.eventlog import now_us
     from kitty.adapters.files import atomic_write
-    from kitty.services.webboard import board_model, render_page
+    from kitty.web.board import board_model, render_page
 
     opened = open_mission(ctx, mission)
     model = board_model(opened, now_us())
@@ -160,7 +160,7 @@ def _serve(
     idle_timeout: float,
     edit: bool,
 ) -> int:
-    from kitty.services.webserve import is_loopback, make_server, serve
+    from kitty.web.serve import is_loopback, make_server, serve
 
     server = make_server(
         cwd(ctx),

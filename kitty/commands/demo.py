@@ -34,11 +34,11 @@ def demo(parent: str | None, parallel: int, as_json: bool) -> int:
     from pathlib import Path
 
     from kitty.commands.sprint import SprintView
-    from kitty.core.render import board_text
-    from kitty.services.board import status_view
-    from kitty.services.demo import REJECT_ONCE, SIM_AGENTS, create_sample_repo, try_line
-    from kitty.services.sprint import Options, Sprint
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.project.demo import REJECT_ONCE, SIM_AGENTS, create_sample_repo, try_line
+    from kitty.sprint.runner import Options, Sprint
+    from kitty.workflow.board import status_view
+    from kitty.workflow.rules.render import board_text
 
     repo, slug = create_sample_repo(Path(parent) if parent else None)
     if not as_json:

@@ -1,4 +1,4 @@
-"""`kitty mcp`: the Model Context Protocol over stdio (kitty/services/mcp_server.py).
+"""`kitty mcp`: the Model Context Protocol over stdio (kitty/mcp/server.py).
 
 The plain spelling `kitty [-C DIR] mcp` is started by kitty/fastpath.py without click;
 this command is the same server for every other spelling (and for `--help`).

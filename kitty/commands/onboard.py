@@ -21,7 +21,7 @@ def prime(as_json: bool) -> int:
       kitty prime
       kitty prime --json
     """
-    from kitty.services.onboarding import guide
+    from kitty.project.onboarding import guide
 
     text = guide()
     emit({"guide": text}, text, as_json)

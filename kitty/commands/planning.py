@@ -71,8 +71,8 @@ def wp_edit(
       kitty wp edit WP02 --owns 'web/cart/**' --owns 'web/shared/cart.css'
       kitty wp edit WP02 --depends-on WP01,WP03
     """
-    from kitty.services.planning import edit
-    from kitty.services.wp_add import read_body
+    from kitty.workflow.planning import edit
+    from kitty.workflow.wp_add import read_body
 
     result = edit(
         open_mission(ctx, mission),
@@ -112,7 +112,7 @@ def wp_depend(
       kitty wp depend WP04 --on WP02,WP03
       kitty wp depend WP04 --remove WP03
     """
-    from kitty.services.planning import depend
+    from kitty.workflow.planning import depend
 
     result = depend(open_mission(ctx, mission), wp_id, list(on), list(remove))
     emit(
@@ -156,7 +156,7 @@ def wp_split(
       kitty wp split WP03 --title "Pricing: discounts" --move T004,T005 \\
           --objective "Volume discounts" --owns 'src/pricing/discounts.py'
     """
-    from kitty.services.planning import split
+    from kitty.workflow.planning import split
 
     result = split(
         open_mission(ctx, mission),
@@ -216,7 +216,7 @@ def wp_show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) 
     Example:
       kitty wp show WP04
     """
-    from kitty.services.planning import show
+    from kitty.workflow.planning import show
 
     view = show(open_mission(ctx, mission), wp_id)
     emit(view, show_text(view), as_json)
@@ -240,7 +240,7 @@ def wp_search(
       kitty wp search cart
       kitty wp search "discount rule" --lane planned --json
     """
-    from kitty.services.planning import search
+    from kitty.workflow.planning import search
 
     view = search(open_mission(ctx, mission), query, lane)
     lines = []

@@ -41,7 +41,7 @@ def init(
       kitty init --agents claude,codex
     """
     from kitty.adapters.git import INITIAL_COMMIT
-    from kitty.services.project import init_project
+    from kitty.project.setup import init_project
 
     result = init_project(
         cwd(ctx),
@@ -128,14 +128,14 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     from kitty.adapters.install import path_warnings
     from kitty.commands.sprint import version_lines
     from kitty.output import warn
-    from kitty.services.doctor import agent_versions, diagnose, repair, trust_warnings
+    from kitty.project.doctor import agent_versions, diagnose, repair, trust_warnings
 
     opened = open_mission(ctx, mission)
     repaired = repair(opened) if fix else None
     if repaired is not None:
         opened = open_mission(ctx, opened.slug)
     result = diagnose(opened)
-    from kitty.services.uncommitted import uncommitted_warning
+    from kitty.workflow.uncommitted import uncommitted_warning
 
     result["agents"] = agent_versions(opened)
     result["warnings"] = (
@@ -167,7 +167,7 @@ def rebuild(ctx: click.Context, mission: str | None, as_json: bool) -> int:
     Example:
       kitty rebuild --mission checkout
     """
-    from kitty.services.doctor import rebuild_status
+    from kitty.project.doctor import rebuild_status
 
     result = rebuild_status(open_mission(ctx, mission))
     emit(result, f"rebuilt {result['path']} from {result['event_count']} events", as_json)

@@ -31,7 +31,7 @@ def schema(as_json: bool) -> int:
     """
     import json
 
-    from kitty.core.formats import schema_text
+    from kitty.workflow.rules.formats import schema_text
 
     text = schema_text()
     if as_json:
@@ -89,7 +89,7 @@ def submit(
       kitty review submit WP03 --findings codex.json --findings gemini.json --agent codex
       kitty review submit WP03 --findings review-addon-1.md --format addon --agent claude
     """
-    from kitty.services.reviews import submit as run_submit
+    from kitty.workflow.reviews import submit as run_submit
 
     result = run_submit(open_mission(ctx, mission), wp_id, list(files), agent, fmt)
     text = (
@@ -117,7 +117,7 @@ def show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) -> 
     Example:
       kitty review show WP03 --json
     """
-    from kitty.services.reviews import show as run_show
+    from kitty.workflow.reviews import show as run_show
 
     data = run_show(open_mission(ctx, mission), wp_id)
     emit(data, show_text(data), as_json)
@@ -206,8 +206,8 @@ def run(
     from dataclasses import replace
 
     from kitty.commands.base import cwd, split_csv
-    from kitty.core.paneldata import overridden
-    from kitty.services.panel import HALT, Loop, Settings
+    from kitty.panel.rules.data import overridden
+    from kitty.panel.runner import HALT, Loop, Settings
 
     repo = cwd(ctx)
     m = open_mission(ctx, mission)
@@ -273,8 +273,8 @@ def answer(
     """
     from kitty.commands.base import cwd
     from kitty.errors import UsageError
-    from kitty.services.panel import HALT
-    from kitty.services.panel_answer import answer as run_answer
+    from kitty.panel.answer import answer as run_answer
+    from kitty.panel.runner import HALT
 
     def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
         out = {}
@@ -315,8 +315,8 @@ def personas(ctx: click.Context, as_json: bool) -> int:
     from kitty.adapters import config as config_adapter
     from kitty.adapters.layout import find_project
     from kitty.commands.base import cwd
-    from kitty.core.personas import catalogue
     from kitty.errors import NotARepo
+    from kitty.panel.rules.personas import catalogue
 
     try:
         raw = config_adapter.load(find_project(cwd(ctx)).config_path).raw

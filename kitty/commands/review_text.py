@@ -87,7 +87,7 @@ def loop_text(data: dict[str, Any]) -> str:
 
 def pending_text(result: dict[str, Any], slug: str) -> str:
     """Blocker questions still open: the next ones, and a command that answers one."""
-    from kitty.core.panelreport import answer_example
+    from kitty.panel.rules.report import answer_example
 
     lines = [f"{result['wp_id']}: {len(result['pending'])} question(s) still open:"]
     for q in result["ask"]:

@@ -70,8 +70,8 @@ def lanes_cmd(ctx: click.Context, mission: str | None, fmt: str, as_json: bool) 
       kitty lanes --format mermaid > lanes.mmd     # paste into a Markdown ```mermaid block
       kitty lanes --format dot | dot -Tsvg > lanes.svg
     """
-    from kitty.core import pictures
-    from kitty.services.schedule import lanes_view
+    from kitty.web.rules import pictures
+    from kitty.workflow.nextstep import lanes_view
 
     view = lanes_view(open_mission(ctx, mission))
     render = {

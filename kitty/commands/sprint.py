@@ -12,7 +12,7 @@ from kitty.commands.sprint_view import SprintView, describe, version_lines
 from kitty.output import emit
 
 if TYPE_CHECKING:
-    from kitty.services.sprint import Options, Sprint
+    from kitty.sprint.runner import Options, Sprint
 
 # The view lives in sprint_view; these names stay importable from here.
 __all__ = [
@@ -125,7 +125,7 @@ def sprint(
       kitty sprint --implementer claude --reviewer codex,gemini --review-panel correctness,security
       kitty sprint --implementer claude --reviewer codex --remote origin --merge
     """
-    from kitty.services.sprint import Options
+    from kitty.sprint.runner import Options
 
     opts = Options(
         split_csv(implementers),
@@ -151,10 +151,10 @@ def sprint(
 
 def _runner(ctx: click.Context, mission: str | None, opts: Options, view: SprintView) -> Sprint:
     """The sprint for `opts`: shared through a git remote with --remote."""
-    from kitty.services.sprint import Sprint
+    from kitty.sprint.runner import Sprint
 
     if opts.remote:
-        from kitty.services.teamsprint import RemoteSprint
+        from kitty.sprint.team import RemoteSprint
 
         return RemoteSprint(cwd(ctx), mission, opts, view)
     return Sprint(cwd(ctx), mission, opts, view)
@@ -177,7 +177,7 @@ def keep_awake(why: str, as_json: bool, command: tuple[str, ...]) -> int:
     """
     import subprocess
 
-    from kitty.adapters.awake import prevent_idle_sleep
+    from kitty.agents.awake import prevent_idle_sleep
     from kitty.errors import CannotRun
     from kitty.output import error
 
@@ -206,8 +206,8 @@ def config_list(ctx: click.Context, as_json: bool) -> int:
       kitty agent config list
     """
     from kitty.adapters import config as config_adapter
-    from kitty.adapters.agents import backend_for, configured
     from kitty.adapters.layout import find_project
+    from kitty.agents.clis import backend_for, configured
     from kitty.errors import AgentError
 
     project = find_project(cwd(ctx))

@@ -53,9 +53,9 @@ class SprintView:
             return
         self.last_draw = time.monotonic()
         from kitty.core.clock import humanize_duration
-        from kitty.core.render import board_text
         from kitty.output import terminal_width, use_colour
-        from kitty.services.board import status_view
+        from kitty.workflow.board import status_view
+        from kitty.workflow.rules.render import board_text
 
         self.mission.refresh()
         view = status_view(self.mission)

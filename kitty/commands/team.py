@@ -33,7 +33,7 @@ def resolve(
     Example:
       kitty resolve WP03 --note "keep in_progress: alice claimed it first"
     """
-    from kitty.services.conflicts import resolve as resolve_conflicts
+    from kitty.workflow.conflicts import resolve as resolve_conflicts
 
     result = resolve_conflicts(open_mission(ctx, mission), wp_id, note, agent)
     emit(
@@ -64,7 +64,7 @@ def sync(ctx: click.Context, remote: str, as_json: bool) -> int:
       kitty sync --remote origin --json
     """
     from kitty.commands.base import cwd
-    from kitty.services.sync import sync as run_sync
+    from kitty.teams.sync import sync as run_sync
 
     result = run_sync(cwd(ctx), remote)
     emit(

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kitty.core import lanes
-from kitty.core.conflicts import open_views
 from kitty.core.decide_context import (
     ACCEPT,
     ARBITER,
@@ -42,10 +41,11 @@ from kitty.core.decide_context import (
     state_of,
 )
 from kitty.core.decide_wait import arbiter_decision, waiting
+from kitty.core.log.conflicts import open_views
+from kitty.core.log.snapshot import progress, sort_ids
+from kitty.core.log.state import Board
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.schedule import chain_weights
-from kitty.core.snapshot import progress, sort_ids
-from kitty.core.state import Board
 from kitty.core.transitions import at_cycle_cap
 
 __all__ = [

@@ -15,8 +15,8 @@ from typing import Any
 from kitty import SCHEMA
 from kitty.core import lanes
 from kitty.core.clock import humanize_duration
+from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
-from kitty.core.state import Board, WPState
 from kitty.core.transitions import cycles_since_arbiter
 
 #: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.state import WPState
+from kitty.core.log.state import WPState
 from kitty.errors import GuardRefused, InvalidTransition
 
 TERMINAL_ISSUE_VERDICTS = frozenset({"fixed", "verified-already-fixed", "deferred-with-followup"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from kitty.adapters.agentrun import AgentRun
-from kitty.adapters.agents import Invocation
+from kitty.agents.clis import Invocation
+from kitty.agents.run import AgentRun
 
 
 def test_a_missing_working_directory_is_named_not_the_executable(tmp_path: Path) -> None:

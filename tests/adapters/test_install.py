@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.agentrun import agent_env
 from kitty.adapters.install import (
     is_kitty_script,
     own_bin_dir,
     path_warnings,
     path_with_own_bin_first,
 )
+from kitty.agents.run import agent_env
 from tests.helpers import git, kitty, make_mission
 
 EMULATOR = b"\x7fELF\x02\x01\x01\x00 the kitty terminal emulator"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kitty.adapters import snapshots
-from kitty.services.workspace import Mission
+from kitty.mission.workspace import Mission
 from tests.helpers import make_mission, ok
 
 WPS = [{"wp_id": "WP01", "title": "One"}, {"wp_id": "WP02", "title": "Two"}]

@@ -1,6 +1,6 @@
 """Contract: each built-in agent CLI, installed from the npm registry at the version
 tests/agents/package.json pins, accepts the exact command line kitty builds for it
-(from kitty.adapters.agents, not a copy).
+(from kitty.agents.clis, not a copy).
 
 No credentials and no network: every base URL points at a service on 127.0.0.1 that
 answers 401. A CLI passes when it got past its argument parsing and sent the prompt
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.agents import NOT_VERIFIED, TESTED, Dispatch, backend_for
+from kitty.agents.clis import NOT_VERIFIED, TESTED, Dispatch, backend_for
 from tests.agents.clis import BIN, PINNED, environment, pinned_version, require
 from tests.agents.loopback import Loopback, Request, serve
 from tests.helpers import init_repo
@@ -250,7 +250,7 @@ def test_the_installed_version_is_the_pinned_one_and_the_tested_range_starts_the
 
 
 def test_every_builtin_is_tested_or_listed_as_not_verified() -> None:
-    from kitty.adapters.agents import BUILTIN
+    from kitty.agents.clis import BUILTIN
 
     assert set(TESTED) == set(PINNED)
     assert set(BUILTIN) == set(TESTED) | set(NOT_VERIFIED)

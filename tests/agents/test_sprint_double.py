@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from kitty.adapters.agents import Dispatch, backend_for
+from kitty.agents.clis import Dispatch, backend_for
 from tests.agents.clis import environment, require
 from tests.agents.double import Action, Script, anthropic, responses
 from tests.agents.double_chat import chat

@@ -398,7 +398,7 @@ def test_review_status_has_feedback_then_acknowledged(repo: Path) -> None:
     assert wp_status(repo)["review_status"] is None
     reject(repo, 1)
     assert wp_status(repo)["review_status"] == "has_feedback"
-    from kitty.core.render import board_text
+    from kitty.workflow.rules.render import board_text
 
     view = ok(repo, "status", "--json").json()
     assert "has feedback" in board_text(view, 120, False)
@@ -454,8 +454,8 @@ def test_invocation_id_fails_closed(repo: Path) -> None:
     assert unknown.code == 1 and "unknown --invocation-id" in unknown.err
     assert wp_status(repo)["lane"] == "planned"  # nothing claimed
 
-    from kitty.services.actions import dispatch_record
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.workflow.actions import dispatch_record
 
     mission = Mission.open(repo, None)
     record = dispatch_record(mission, "01GOODDISPATCH", "WP01", "implement", "claude", "haiku")
@@ -472,9 +472,9 @@ def test_invocation_id_is_only_a_dispatch_record_found_without_parsing_the_log(
     """The id is searched in the raw log; a line that merely mentions it (a note) is no
     dispatch, and the first dispatch record with it decides, as a full parse would."""
     from kitty.adapters import eventlog
-    from kitty.services import actions
-    from kitty.services.actions import dispatch_record
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.workflow import actions
+    from kitty.workflow.actions import dispatch_record
 
     make_mission(repo, wps=WPS)
     mission = Mission.open(repo, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.agents import TESTED
+from kitty.agents.clis import TESTED
 from tests.cli.test_sprint import events, fakes, lanes_of, planned, sprint  # noqa: F401
 from tests.helpers import kitty, make_mission
 
@@ -106,7 +106,7 @@ def test_a_denied_tool_call_is_reported_not_taken_for_success(
 
 
 def test_sprint_help_names_the_verified_and_the_not_verified_builtins(repo: Path) -> None:
-    from kitty.adapters.agents import NOT_VERIFIED
+    from kitty.agents.clis import NOT_VERIFIED
 
     text = " ".join(kitty(repo, "sprint", "--help").out.split())
     verified = text.split("npm registry")[1].split("Not verified")[0]
@@ -117,7 +117,7 @@ def test_sprint_help_names_the_verified_and_the_not_verified_builtins(repo: Path
 
 
 def test_denials_are_read_from_claudes_object_and_qwens_message_array() -> None:
-    from kitty.adapters.agents import denials
+    from kitty.agents.clis import denials
 
     claude = '{"type":"result","subtype":"success","permission_denials":[]}'
     assert denials("claude", "noise\n" + claude) == []

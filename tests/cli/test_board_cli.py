@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kitty.core.render import width_of
+from kitty.workflow.rules.render import width_of
 from tests.helpers import kitty_argv, make_mission, ok
 
 TITLE = "Wire the payment provider into the checkout flow with retries"

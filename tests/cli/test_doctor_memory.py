@@ -88,9 +88,9 @@ def test_doctor_reports_the_same_in_blocks_of_any_size(
     """Streaming changes nothing doctor says: corrupt and torn lines, a repeated id with
     other content, events out of order, field problems; any block size, the same report."""
     from kitty.adapters import eventlog
-    from kitty.core.state import replay
-    from kitty.services import doctor
-    from kitty.services.workspace import Mission
+    from kitty.core.log.state import replay
+    from kitty.mission.workspace import Mission
+    from kitty.project import doctor
 
     mission = make_mission(
         repo, wps=[{"wp_id": "WP01", "title": "A"}, {"wp_id": "WP02", "title": "B"}]

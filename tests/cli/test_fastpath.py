@@ -341,7 +341,8 @@ def test_fast_writes_report_unexpected_errors_like_click(
     raise_: Callable[[], BaseException],
 ) -> None:
     """What no command expects is reported once, never redone by click after a write."""
-    from kitty.services import moves, schedule
+    from kitty.workflow import moves
+    from kitty.workflow import nextstep as schedule
 
     def boom(*args: object, **kwargs: object) -> None:
         raise raise_()

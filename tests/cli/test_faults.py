@@ -194,7 +194,7 @@ def test_unexpected_os_errors_from_the_environment_are_exit_1(
 ) -> None:
     """A read-only file system or a full disk anywhere is the machine's problem, not a bug."""
     make_mission(repo, wps=WPS)
-    from kitty.services import moves
+    from kitty.workflow import moves
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(30, "Read-only file system", "/somewhere")
@@ -259,7 +259,7 @@ def test_readers_do_not_take_a_string_force_or_numeric_wp_id(repo: Path) -> None
     status = ok(repo, "status", "--json").json()
     text = json.dumps(status)
     assert '"5"' not in text
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
     opened = Mission.open(repo, None)
     assert sorted(opened.board.wps) == ["WP01", "WP02"]

@@ -142,8 +142,8 @@ def test_workspace_and_prompt_lines_extract_like_the_skill(repo: Path) -> None:
     assert other.code == 1 and "held by claude" in other.err
     model_only = kitty(repo, "agent", "action", "implement", "WP02", "--agent", "x", "--model", "m")
     assert model_only.code == 2 and "--model needs --invocation-id" in model_only.err
-    from kitty.services.actions import dispatch_record
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.workflow.actions import dispatch_record
 
     opened = Mission.open(repo, None)  # the dispatch record an --invocation-id must match
     op = dispatch_record(opened, "op-1", "WP02", "implement", "codex", "gpt-x")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.awake import inhibitor_command
-from kitty.services.liveness import pid_alive
+from kitty.agents.awake import inhibitor_command
+from kitty.teams.liveness import pid_alive
 from tests.helpers import install_fakes, kitty_argv, trust
 
 FAKE_INHIBIT = """#!/bin/sh

@@ -1,5 +1,5 @@
 """Lease promises, in-process (so `make mutation` can kill the mutants of
-kitty/services/leases.py; tests/cli/test_remote_claims.py runs them across real clones).
+kitty/teams/leases.py; tests/cli/test_remote_claims.py runs them across real clones).
 
 - a claim's lease runs from its newest sign of life (claim, heartbeat, any later event);
 - only an expired lease is taken over, the one that expired first, never one's own;
@@ -15,9 +15,9 @@ import pytest
 
 from kitty.core import decide, lanes
 from kitty.core.clock import format_at, parse_at
-from kitty.core.state import Board, WPState
-from kitty.services import leases
-from kitty.services.workspace import Mission
+from kitty.core.log.state import Board, WPState
+from kitty.mission.workspace import Mission
+from kitty.teams import leases
 from tests.helpers import make_mission
 
 T0 = parse_at("2026-06-01T12:00:00+00:00")

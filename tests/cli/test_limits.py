@@ -218,7 +218,7 @@ def test_titles_are_capped(mission: Path) -> None:
 
 
 def test_mcp_tools_apply_the_same_rule(mission: Path) -> None:
-    from kitty.services import mcp_tools
+    from kitty.mcp import tools as mcp_tools
 
     repo = mission.parents[1]
     before = _log(mission)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kitty.adapters import eventlog
-from kitty.services.workspace import Mission
+from kitty.mission.workspace import Mission
 from tests.helpers import make_mission, ok
 
 MIN_US = 60 * 1_000_000

@@ -295,7 +295,8 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
     a client waited for `initialize`)."""
     import subprocess
 
-    from kitty.services import mcp_server, mcp_tools
+    from kitty.mcp import server as mcp_server
+    from kitty.mcp import tools as mcp_tools
 
     probe = (
         "import sys\n"
@@ -303,7 +304,7 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
         "try:\n"
         "    main()\n"
         "except SystemExit:\n"
-        "    heavy = ('mcp', 'pydantic', 'anyio', 'click', 'kitty.services.workspace')\n"
+        "    heavy = ('mcp', 'pydantic', 'anyio', 'click', 'kitty.mission.workspace')\n"
         "    print('HEAVY=' + ','.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
         "    raise\n"
     )
@@ -366,12 +367,12 @@ def test_a_bug_in_a_tool_or_the_session_names_its_crash_log(
     """A bug inside a tool is reported as kitty's `internal` error, outside one as JSON-RPC's
     -32603; both name a crash log that holds the traceback, headed like the CLI's."""
     from kitty import __version__
-    from kitty.services import mcp_server
+    from kitty.mcp import server as mcp_server
 
     def broken(root: Path, mission: str | None = None) -> dict[str, Any]:
         raise RuntimeError("a bug in the status tool")
 
-    monkeypatch.setattr("kitty.services.mcp_tools.status", broken)
+    monkeypatch.setattr("kitty.mcp.tools.status", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     server = mcp_server.Server(tmp_path)
     answer = server.call(server.table["status"], {})

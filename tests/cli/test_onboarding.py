@@ -11,8 +11,8 @@ import click
 import pytest
 
 from kitty.cli import cli
-from kitty.core.onboarding import BEGIN, END, splice
 from kitty.errors import SpecError
+from kitty.project.rules.onboarding import BEGIN, END, splice
 from tests.helpers import kitty, ok
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kitty.core.model import WorkPackage
-from kitty.core.prompts import PromptContext, implement_prompt
+from kitty.workflow.rules.prompts import PromptContext, implement_prompt
 from tests.helpers import kitty, ok
 
 

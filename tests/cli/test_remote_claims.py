@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from kitty.core.logread import parse_lines
-from kitty.core.state import replay
-from kitty.services.schedule import next_step
-from kitty.services.workspace import Mission
+from kitty.core.log.read import parse_lines
+from kitty.core.log.state import replay
+from kitty.mission.workspace import Mission
+from kitty.workflow.nextstep import next_step
 from tests.helpers import git, kitty, ok
 from tests.remotes import FIVE, clone, git_daemon, publish
 

@@ -1,5 +1,5 @@
 """Coordination through a git remote, in-process (so `make mutation` can kill the mutants
-of kitty/services/remote.py; tests/cli/test_remote_claims.py races real processes).
+of kitty/teams/remote.py; tests/cli/test_remote_claims.py races real processes).
 
 - every event of a clone reaches the coordination ref, and every event on the ref
   reaches every clone, once (by event id; a line without one by its text);
@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from kitty.core.clock import parse_at
-from kitty.core.state import Board
+from kitty.core.log.state import Board
 from kitty.errors import GitError, LockBusy
-from kitty.services import remote
-from kitty.services.workspace import Mission
+from kitty.mission.workspace import Mission
+from kitty.teams import remote
 from tests.helpers import git
 from tests.remotes import FIVE, clone, publish
 

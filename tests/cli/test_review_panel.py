@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kitty.errors import UsageError
-from kitty.services.panel import blocker_problems, chunks, concurrency, waves
+from kitty.panel.runner import blocker_problems, chunks, concurrency, waves
 from tests.helpers import git, install_fakes, kitty_argv, make_mission, ok
 
 FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"

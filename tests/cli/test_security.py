@@ -103,8 +103,8 @@ def test_log_paths_to_files_outside_the_repository_are_never_read(
             record["review_ref"] = None
         doctored.append(json.dumps(record, sort_keys=True))
     (mission / "status.events.jsonl").write_text("\n".join(doctored) + "\n")
-    from kitty.services.action_prompts import last_feedback
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.workflow.action_prompts import last_feedback
 
     opened = Mission.open(repo, None)
     text, _ = last_feedback(opened, opened.board.wps["WP01"])
@@ -157,7 +157,7 @@ def test_status_refresh_failure_after_append_is_exit_0_with_rebuild_hint(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mission = make_mission(repo, wps=WPS)
-    from kitty.services import workspace
+    from kitty.mission import workspace
 
     real = workspace.atomic_write
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kitty.adapters.agents import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
-from kitty.services.liveness import pid_alive
+from kitty.agents.clis import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
+from kitty.teams.liveness import pid_alive
 from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok, trust
 
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
@@ -155,8 +155,8 @@ def test_headless_permissions_allow_edits_reads_git_and_kitty_and_nothing_else(
     invocation carries reaches the agent process."""
     import tomllib
 
-    from kitty.adapters.agentrun import AgentRun
-    from kitty.adapters.agents import Invocation
+    from kitty.agents.clis import Invocation
+    from kitty.agents.run import AgentRun
 
     rules = tomllib.loads(GEMINI_POLICY.read_text())["rule"]
     assert {r["decision"] for r in rules} == {"allow"}
@@ -189,7 +189,7 @@ def test_headless_permissions_allow_edits_reads_git_and_kitty_and_nothing_else(
     # the run log's command line carries the env too, and runs as printed
     from types import SimpleNamespace
 
-    from kitty.services.supervise import header
+    from kitty.sprint.supervise import header
 
     job = SimpleNamespace(role="implement", wp_id="WP01", agent="opencode", cycle=1)
     shown = Invocation(probe, str(tmp_path), env=opencode.env)
@@ -506,7 +506,7 @@ def test_agent_config_list(repo: Path, fakes: Path) -> None:
 
 
 def test_agents_get_their_identity_and_this_kitty_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kitty.adapters.agentrun import agent_env
+    from kitty.agents.run import agent_env
 
     monkeypatch.setenv("PATH", "/usr/bin")
     env = agent_env("gemini")
@@ -689,7 +689,7 @@ def test_review_held_by_a_live_reviewer_needs_takeover_with_a_note(repo: Path) -
 def test_meter_integrates_busy_slots_hand_offs_and_idle_cpu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kitty.services import supervise
+    from kitty.sprint import supervise
 
     now, cpu, children = [0.0], [10.0], [4.0]
     monkeypatch.setattr(supervise.time, "monotonic", lambda: now[0])
@@ -730,8 +730,8 @@ def test_meter_integrates_busy_slots_hand_offs_and_idle_cpu(
 def test_the_sprint_reads_the_mission_again_only_when_its_files_change(
     repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kitty.services import sprint as sprint_service
-    from kitty.services.sprint import Options, Sprint
+    from kitty.sprint import runner as sprint_service
+    from kitty.sprint.runner import Options, Sprint
 
     planned(repo, [{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}])
     runner = Sprint(repo, None, Options(["claude"], ["codex"], parallel=2), lambda event: None)
@@ -769,8 +769,8 @@ def test_resume_adopts_only_this_machines_sprint_agents(repo: Path) -> None:
     """sprint_resume on its own: a held WP with a sprint's agent_pid is adopted (watched
     while alive, re-dispatched when gone); a claim without one, or one the sprint does
     not own (another machine's, for --remote), is somebody else's work."""
-    from kitty.services.sprint_resume import adoptions
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.sprint.resume import adoptions
 
     planned(repo, [{"wp_id": f"WP0{i}"} for i in range(1, 6)])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

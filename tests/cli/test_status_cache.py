@@ -266,8 +266,8 @@ def test_a_live_agent_process_is_never_cached(
 ) -> None:
     """Whether a sprint's agent still runs can change at any moment."""
     changes: list[int] = []
-    from kitty.services.liveness import mark_stalled
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.teams.liveness import mark_stalled
 
     opened = Mission.open(mission, SLUG)
     board = opened.board
@@ -336,12 +336,12 @@ def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
         first, cold = modules(*args)
         again, warm = modules(*args)
         assert again == first
-        assert "dataclasses" in cold and "kitty.services.board" in cold
+        assert "dataclasses" in cold and "kitty.workflow.board" in cold
         heavy = {"dataclasses", "typing", "json", "pickle", "click", "yaml", "shutil"}
         assert not warm & heavy, warm & heavy
         allowed = {"kitty.adapters.viewcache", "kitty.hot", "kitty.fastpath", "kitty.entry"}
         allowed |= {"kitty.core.lanes", "kitty.output", "kitty.core.printable", "kitty.errors"}
-        allowed |= {"kitty.services.uncommitted"}
+        allowed |= {"kitty.workflow.uncommitted"}
         kitty_modules = {m for m in warm if m.startswith("kitty.")}
         assert kitty_modules - {"kitty.adapters", "kitty.core", "kitty.services"} <= allowed
 
@@ -381,7 +381,7 @@ def test_only_the_newest_records_are_kept(
 def test_a_silence_age_is_the_same_text_until_its_tick() -> None:
     """`duration_ticks_at` never names a moment after the shown age changes."""
     from kitty.core.clock import humanize_duration
-    from kitty.services.liveness import duration_ticks_at
+    from kitty.teams.liveness import duration_ticks_at
 
     for seconds in (0, 1.5, 59.9, 60, 61.2, 3599.5, 3600, 7261.7, 86_399.9, 86_400, 200_001.3):
         elapsed = int(seconds * 1e6)

@@ -1,5 +1,5 @@
 """`kitty sync` in-process (so `make mutation` can kill the mutants of
-kitty/services/sync.py; tests/cli/test_sync.py and test_sync_leftovers.py run syncs in
+kitty/teams/sync.py; tests/cli/test_sync.py and test_sync_leftovers.py run syncs in
 subprocesses too, which never run mutated code).
 
 - a push rejected because someone pushed first is retried after a merge, and the
@@ -21,7 +21,7 @@ import pytest
 
 from kitty.adapters.git import Git
 from kitty.errors import GitError, GuardRefused, LockBusy
-from kitty.services import sync as syncmod
+from kitty.teams import sync as syncmod
 from tests.helpers import git, ok
 from tests.remotes import FIVE, clone, publish
 

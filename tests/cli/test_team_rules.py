@@ -1,5 +1,5 @@
 """The rules of a sprint shared across machines, in-process (so `make mutation` can kill
-the mutants of kitty/services/teamsprint.py; tests/cli/test_team_sprint.py runs whole
+the mutants of kitty/sprint/team.py; tests/cli/test_team_sprint.py runs whole
 sprints on two machines in subprocesses, which never run mutated code).
 
 - a WP is claimed once: the claim starts from the role's lane, one's own hold is
@@ -20,17 +20,17 @@ import pytest
 
 from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
-from kitty.core.state import Board, WPState
-from kitty.services import teamsprint
-from kitty.services.sprint import IMPLEMENT, Options
-from kitty.services.teamsprint import (
+from kitty.core.log.state import Board, WPState
+from kitty.mission.workspace import Mission
+from kitty.sprint import team as teamsprint
+from kitty.sprint.runner import IMPLEMENT, Options
+from kitty.sprint.team import (
     ACTIVE_WINDOW_US,
     HEARTBEAT_EVERY,
     RemoteSprint,
     active_elsewhere,
     claim_records,
 )
-from kitty.services.workspace import Mission
 from tests.helpers import git, make_mission
 from tests.remotes import FIVE, clone, publish
 

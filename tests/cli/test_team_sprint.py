@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kitty.services.demo import create_sample_repo
+from kitty.project.demo import create_sample_repo
 from tests.helpers import git, kitty_argv, ok, trust
 from tests.remotes import clone
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kitty.adapters.agents import Backend, Dispatch, backend_for
+from kitty.agents.clis import Backend, Dispatch, backend_for
 from kitty.errors import AgentError
 from tests.cli.test_sprint import SIX, planned
 from tests.helpers import git, kitty, ok

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from kitty.services import webserve
+from kitty.web import serve as webserve
 from tests.helpers import git, kitty, kitty_argv, make_mission, ok
 
 EVIL = '</script><img src=x onerror="alert(1)"> & "quotes"'
@@ -244,8 +244,8 @@ def test_a_move_in_another_process_reaches_the_stream_as_a_diff(repo: Path) -> N
 
 def test_the_live_model_grows_into_the_board_a_rebuild_gives(repo: Path) -> None:
     """Every diff, applied in turn, gives what a full rebuild of the mission gives."""
-    from kitty.services import webboard
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.web import board as webboard
 
     make_mission(repo, wps=WPS)
     now = 1_900_000_000_000_000
@@ -333,8 +333,8 @@ PROBE = """
 import sys
 from kitty.cli import cli, run
 code = run(cli, sys.argv[1:])
-web = sorted(m for m in ("http.server", "kitty.services.webboard", "kitty.services.webserve",
-                         "kitty.core.svg", "socketserver") if m in sys.modules)
+web = sorted(m for m in ("http.server", "kitty.web.board", "kitty.web.serve",
+                         "kitty.web.rules.svg", "socketserver") if m in sys.modules)
 print("WEB=" + ",".join(web), file=sys.stderr)
 sys.exit(code)
 """

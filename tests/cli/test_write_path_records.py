@@ -1,4 +1,4 @@
-"""What the write path appends, record by record (kitty/services/moves.py).
+"""What the write path appends, record by record (kitty/workflow/moves.py).
 
 The log is the only source of truth, so each move is checked by the exact lines
 it writes: the transition, its policy metadata, the review result, the
@@ -353,8 +353,8 @@ def test_the_service_refuses_what_the_cli_cannot_even_send(repo: Path, tmp_path:
     import pytest
 
     from kitty.errors import NotFound, UsageError
-    from kitty.services.moves import mark_status, next_cycle_number
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.workflow.moves import mark_status, next_cycle_number
 
     make_mission(repo, wps=[{"wp_id": "WP01", "subtasks": ["T001"]}])
     mission = Mission.open(repo, None)
@@ -393,7 +393,7 @@ def test_the_service_refuses_what_the_cli_cannot_even_send(repo: Path, tmp_path:
 def test_status_json_never_goes_back_to_an_older_board(repo: Path) -> None:
     """status.json is rewritten after the lock is released: a writer whose append was
     followed by another's leaves the file to that later writer."""
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
     mission_dir = make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02"}])
     earlier = Mission.open(repo, None)
@@ -415,7 +415,7 @@ def test_every_status_json_writer_takes_the_status_lock(
     """`kitty rebuild`, `doctor --fix`, sync and remote claims write status.json through
     Mission.store_status, under the same lock as a move's rewrite: none can interleave."""
     from kitty.adapters import eventlog
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
 
     make_mission(repo, wps=[{"wp_id": "WP01"}])
     mission = Mission.open(repo, None)

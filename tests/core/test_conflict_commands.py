@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kitty.core.conflicts import resolve_commands
-from kitty.core.state import Conflict
+from kitty.core.log.conflicts import resolve_commands
+from kitty.core.log.state import Conflict
 
 
 def conflict(kind: str, to_lane: str, lane: str, agent: str | None = "gemini") -> Conflict:

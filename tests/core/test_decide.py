@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kitty.core import decide
+from kitty.core.log.state import Board, ReviewRecord, WPState
 from kitty.core.model import WorkPackage
-from kitty.core.state import Board, ReviewRecord, WPState
 
 MIN = 60 * 1_000_000
 NOW = 1_000 * MIN
@@ -492,7 +492,7 @@ def test_fallback_names_when_the_log_lacks_them() -> None:
 
 
 def test_only_your_own_conflicts_are_attached() -> None:
-    from kitty.core.state import Conflict
+    from kitty.core.log.state import Conflict
 
     def conflict(agent: str) -> Conflict:
         return Conflict(

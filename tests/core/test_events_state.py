@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
-from kitty.core.events import Annotation, LogWarning, Other, Transition, parse_record, serialize
-from kitty.core.logread import parse_lines
-from kitty.core.state import replay
+from kitty.core.log.events import Annotation, LogWarning, Other, Transition, parse_record, serialize
+from kitty.core.log.read import parse_lines
+from kitty.core.log.state import replay
 
 
 def tr(wp: str, frm: str, to: str, at: str, eid: str, **kw: Any) -> str:
@@ -231,7 +231,7 @@ def test_parsed_fields_and_aliases() -> None:
 
 
 def test_actor_tool() -> None:
-    from kitty.core.events import actor_tool
+    from kitty.core.log.events import actor_tool
 
     assert actor_tool("claude") == "claude"
     assert actor_tool("") is None
@@ -412,8 +412,8 @@ def test_replay_of_a_whole_review_loop_field_by_field() -> None:
 
 
 def test_materialize_and_wp_view_field_by_field() -> None:
+    from kitty.core.log.snapshot import materialize, wp_view
     from kitty.core.model import WorkPackage
-    from kitty.core.snapshot import materialize, wp_view
 
     t = "2026-01-01T00:00:{:02d}+00:00"
     board = replay(parse_lines(_lifecycle()[:7]).events)
@@ -523,7 +523,7 @@ def test_a_record_for_something_that_is_not_a_wp_is_skipped_with_its_line() -> N
 
 
 def test_extend_appends_only_newer_events_and_helpers_read_the_policy() -> None:
-    from kitty.core.state import Board, event_agent, event_machine, extend
+    from kitty.core.log.state import Board, event_agent, event_machine, extend
 
     t = "2026-01-01T00:00:{:02d}+00:00"
     first = parse_lines([tr("WP01", "genesis", "planned", t.format(1), "A")]).events

@@ -19,10 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kitty.core import events, lanes, logread
-from kitty.core.events import ParsedLog
-from kitty.core.logread import parse_lines, parse_log, scan_log
-from kitty.core.state import fold, replay
+from kitty.core import lanes
+from kitty.core.log import events
+from kitty.core.log import read as logread
+from kitty.core.log.events import ParsedLog
+from kitty.core.log.read import parse_lines, parse_log, scan_log
+from kitty.core.log.state import fold, replay
 
 PROPERTY = settings(
     database=None,
@@ -176,7 +178,7 @@ def test_a_line_nested_too_deep_is_a_warning_not_a_crash(monkeypatch: pytest.Mon
 def reference_record(data: dict[str, Any], line: int = 0) -> Any:
     """parse_record as it was before its quick checks (kept here as the oracle)."""
     from kitty.core.clock import parse_at
-    from kitty.core.events import (
+    from kitty.core.log.events import (
         ANNOTATION_REQUIRED,
         TRANSITION_REQUIRED,
         Annotation,

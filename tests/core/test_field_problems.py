@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kitty.core.events import field_problems
+from kitty.core.log.events import field_problems
 
 GOOD = {
     "event_id": "A",

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from kitty.core.findings import Report, blocking, merge, render_cycle
-from kitty.core.formats import detect, read_report
 from kitty.errors import SpecError
+from kitty.workflow.rules.findings import Report, blocking, merge, render_cycle
+from kitty.workflow.rules.formats import detect, read_report
 
 
 def finding(**kw: Any) -> dict[str, Any]:
@@ -479,7 +479,7 @@ Blocking findings (at or above P2): 2; advisory: 1; invalid: 1
 
 
 def test_cycle_body_word_for_word_with_counts_and_verdicts() -> None:
-    from kitty.core.findings import counts, report_verdict
+    from kitty.workflow.rules.findings import counts, report_verdict
 
     codex = report(
         "codex",
@@ -519,7 +519,7 @@ def test_cycle_body_numbers_unnumbered_findings_by_the_cycle() -> None:
 
 
 def test_merged_finding_json_field_by_field() -> None:
-    from kitty.core.findings import persona_of
+    from kitty.workflow.rules.findings import persona_of
 
     merged = merge(
         [
@@ -566,7 +566,7 @@ def test_fast_pass_confidence_is_capped_even_with_evidence() -> None:
     rated = finding(confidence=100, first_evidence="x = 1")
     assert merge([report("fast-pass@codex", rated)]).findings == []  # capped at 50: dropped
     assert [f.confidence for f in merge([report("correctness@codex", rated)]).findings] == [100]
-    from kitty.core.findings import Finding, _gate_quote
+    from kitty.workflow.rules.findings import Finding, _gate_quote
 
     anonymous = Finding(
         "P1", "k", "a.py:1", "s", "t", "d", confidence=100, rated=True, first_evidence="q"
@@ -575,7 +575,7 @@ def test_fast_pass_confidence_is_capped_even_with_evidence() -> None:
 
 
 def test_finding_json_keeps_evidence_and_render_keeps_earlier_rc_ids() -> None:
-    from kitty.core.findings import Finding
+    from kitty.workflow.rules.findings import Finding
 
     f = Finding("P1", "k", "a.py:1", "s", "t", "d", first_evidence="q", validity_evidence="v")
     assert (f.to_json()["first_evidence"], f.to_json()["validity_evidence"]) == ("q", "v")
@@ -637,7 +637,7 @@ def test_kitty_format_mapping_field_by_field() -> None:
 
 
 def test_reviewer_names_and_file_level_errors() -> None:
-    from kitty.core.formats import reviewer_name
+    from kitty.workflow.rules.formats import reviewer_name
 
     assert reviewer_name({"reviewer_id": " x "}, "specdev", "s.json", None) == "x"
     assert reviewer_name({}, "specdev", "findings_api_2_rbob.json", "fb") == "bob"
@@ -675,7 +675,7 @@ ADDON_MD = (
 
 
 def test_addon_markdown_is_parsed_heading_by_heading() -> None:
-    from kitty.core.formats import parse_addon_markdown
+    from kitty.workflow.rules.formats import parse_addon_markdown
 
     assert parse_addon_markdown(ADDON_MD) == {
         "cycle": 3,

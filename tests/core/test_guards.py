@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kitty.core import lanes
-from kitty.core.state import ReviewRecord, WPState
+from kitty.core.log.state import ReviewRecord, WPState
 from kitty.core.transitions import (
     IssueRow,
     MoveRequest,

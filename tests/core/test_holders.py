@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kitty.core.conflicts import open_views
-from kitty.core.logread import parse_lines
-from kitty.core.state import replay
+from kitty.core.log.conflicts import open_views
+from kitty.core.log.read import parse_lines
+from kitty.core.log.state import replay
 from tests.core.test_events_state import T0, tr
 from tests.helpers import kitty, make_mission, ok
 

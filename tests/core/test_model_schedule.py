@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kitty.core.log.snapshot import progress, sort_ids, summary, waits_for
+from kitty.core.log.state import Board, WPState
 from kitty.core.model import (
     WorkPackage,
     format_wp_id,
@@ -13,8 +15,6 @@ from kitty.core.model import (
     wp_number,
 )
 from kitty.core.schedule import chain_weights, critical_path, lane_map, sort_key_ids
-from kitty.core.snapshot import progress, sort_ids, summary, waits_for
-from kitty.core.state import Board, WPState
 
 
 def wp(
@@ -143,7 +143,7 @@ def test_critical_path_ends_in_a_cycle_and_lane_map_tolerates_partial_docs() -> 
 
 
 def test_progress_rounds_to_one_decimal_and_views_keep_subtask_marks() -> None:
-    from kitty.core.snapshot import wp_view
+    from kitty.core.log.snapshot import wp_view
 
     board = Board(
         wps={

@@ -27,7 +27,7 @@ import pytest
 from kitty.adapters import eventlog, snapshots
 from kitty.core import lanes
 from kitty.core.clock import parse_at
-from kitty.core.events import (
+from kitty.core.log.events import (
     LINK_KEY,
     Annotation,
     Event,
@@ -37,8 +37,8 @@ from kitty.core.events import (
     Transition,
     actor_tool,
 )
-from kitty.core.logread import parse_lines, parse_log, scan_log
-from kitty.core.state import Board, fold, replay
+from kitty.core.log.read import parse_lines, parse_log, scan_log
+from kitty.core.log.state import Board, fold, replay
 
 SEEDS = range(16)
 T0 = "2026-01-01T00:00:{:02d}.{:06d}+00:00"
@@ -343,7 +343,7 @@ def _fast_module() -> Any:
     """The module whose FAST_DECODE_BYTES decides between msgspec and the json module."""
     import importlib
 
-    for name in ("kitty.core.logread", "kitty.core.events"):
+    for name in ("kitty.core.log.read", "kitty.core.log.events"):
         try:
             module = importlib.import_module(name)
         except ImportError:
@@ -485,7 +485,7 @@ class _Mission(SimpleNamespace):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_web_board_timeline_is_replay_order(seed: int) -> None:
-    from kitty.services.webboard import ordered_events
+    from kitty.web.board import ordered_events
 
     data = random_log(seed)
     ordered, _ = old_order(old_parse(data).events)
@@ -494,7 +494,7 @@ def test_the_web_board_timeline_is_replay_order(seed: int) -> None:
 
 
 def test_an_envelope_that_took_an_id_first_hides_the_move_from_the_timeline() -> None:
-    from kitty.services.webboard import ordered_events
+    from kitty.web.board import ordered_events
 
     lines = [
         '{"event_type": "Claimed", "event_id": "E1"}',
@@ -509,8 +509,8 @@ def test_an_envelope_that_took_an_id_first_hides_the_move_from_the_timeline() ->
 @pytest.mark.parametrize("seed", [0, 5, 9])
 def test_doctor_streams_the_old_board(seed: int, repo: Path) -> None:
     from kitty.core.clock import parse_at as at_of
-    from kitty.services.doctor import stream_log
-    from kitty.services.workspace import Mission
+    from kitty.mission.workspace import Mission
+    from kitty.project.doctor import stream_log
     from tests.helpers import make_mission
 
     make_mission(repo, wps=[{"wp_id": "WP01", "title": "One"}])

@@ -6,11 +6,17 @@ import json
 
 import pytest
 
-from kitty.core.dag import build_graph, compute_lanes, critical_path, find_cycle, lane_name
 from kitty.core.model import WorkPackage
 from kitty.core.overlap import overlap_rule
 from kitty.core.schedule import chain_weights
 from kitty.errors import DependencyCycle
+from kitty.workflow.rules.dag import (
+    build_graph,
+    compute_lanes,
+    critical_path,
+    find_cycle,
+    lane_name,
+)
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from kitty.core.findings import Finding, Merged, Report, blocking, merge
-from kitty.core.formats import read_report
-from kitty.core.paneldata import (
+from kitty.errors import UsageError
+from kitty.panel.rules.data import (
     HALT_OPTIONS,
     Entry,
     Settings,
@@ -32,8 +31,8 @@ from kitty.core.paneldata import (
     reviewer_report,
     waves,
 )
-from kitty.core.panelreport import halt_artifact, result_json, triage
-from kitty.core.panelrules import (
+from kitty.panel.rules.report import halt_artifact, result_json, triage
+from kitty.panel.rules.rounds import (
     ArchiveRounds,
     Challenge,
     ClearHalt,
@@ -52,7 +51,8 @@ from kitty.core.panelrules import (
     WriteBlocker,
     next_actions,
 )
-from kitty.errors import UsageError
+from kitty.workflow.rules.findings import Finding, Merged, Report, blocking, merge
+from kitty.workflow.rules.formats import read_report
 
 
 def item(**kw: Any) -> dict[str, Any]:

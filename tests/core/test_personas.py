@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kitty.core.personas import BUILTIN, LITE, DiffFacts, catalogue, select
 from kitty.errors import SpecError, UsageError
+from kitty.panel.rules.personas import BUILTIN, LITE, DiffFacts, catalogue, select
 from tests.helpers import make_mission, ok
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitty.core.pictures import lanes_dot, lanes_mermaid, lanes_text
+from kitty.web.rules.pictures import lanes_dot, lanes_mermaid, lanes_text
 
 VIEW: dict[str, Any] = {
     "mission": 'shop "x"',

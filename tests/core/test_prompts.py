@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 from kitty.core.model import WorkPackage
-from kitty.core.prompts import DependencyInfo, PromptContext, implement_prompt, review_prompt
+from kitty.workflow.rules.prompts import (
+    DependencyInfo,
+    PromptContext,
+    implement_prompt,
+    review_prompt,
+)
 
 
 def full_context() -> PromptContext:

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
-from kitty.core.events import Annotation, LogWarning, Transition, parse_record
-from kitty.core.logread import parse_lines
-from kitty.core.state import replay
+from kitty.core.log.events import Annotation, LogWarning, Transition, parse_record
+from kitty.core.log.read import parse_lines
+from kitty.core.log.state import replay
 from kitty.core.wpfile import parse_wp
 from kitty.errors import SpecError
-from kitty.services.wp_add import _render_wp
+from kitty.workflow.wp_add import _render_wp
 
 PROPERTY = settings(
     database=None,

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from kitty.core.render import board_text, card, clip, list_text, pack, pad, width_of, wrap
+from kitty.workflow.rules.render import board_text, card, clip, list_text, pack, pad, width_of, wrap
 
 
 def view(n: int) -> dict[str, Any]:
@@ -249,7 +249,7 @@ def test_golden_board_80_columns() -> None:
 
 
 def test_every_card_detail_when_there_is_room() -> None:
-    from kitty.core.render import card
+    from kitty.workflow.rules.render import card
 
     cards = [card(wp, 100) for wp in golden_view()["work_packages"]]
     assert cards == [
@@ -284,7 +284,7 @@ def test_colour_codes_per_column_and_for_parked_lines() -> None:
 
 
 def test_narrow_empty_board_and_helpers() -> None:
-    from kitty.core.render import bar, clip
+    from kitty.workflow.rules.render import bar, clip
 
     empty = {
         "mission": {"slug": "s", "title": "t"},
@@ -303,7 +303,7 @@ def test_narrow_empty_board_and_helpers() -> None:
 
 
 def test_lease_agent_and_progress_details() -> None:
-    from kitty.core.render import card
+    from kitty.workflow.rules.render import card
 
     base = {"id": "WP01", "title": "T", "lane": "in_progress", "holder": "claude"}
     assert card(dict(base, lease={"machine": "m1", "expired": True}), 60) == [

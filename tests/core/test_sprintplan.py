@@ -5,9 +5,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from kitty.core import sprintplan
 from kitty.core.decide import Context, Queues
-from kitty.core.sprintplan import (
+from kitty.core.log.state import Board, WPState
+from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules.plan import (
     ARBITRATE,
     DONE,
     GIVE_UP,
@@ -20,7 +21,6 @@ from kitty.core.sprintplan import (
     START,
     Step,
 )
-from kitty.core.state import Board, WPState
 
 
 def queues(

@@ -8,9 +8,9 @@ import json
 import random
 from typing import Any
 
-from kitty.core.conflicts import open_views, resolve_commands
-from kitty.core.logread import parse_lines
-from kitty.core.state import replay
+from kitty.core.log.conflicts import open_views, resolve_commands
+from kitty.core.log.read import parse_lines
+from kitty.core.log.state import replay
 from tests.core.test_events_state import T0, ann, tr
 
 BASE = [

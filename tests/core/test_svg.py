@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from kitty.core import svg
+from kitty.web.rules import svg
 
 S = 1_000_000  # microseconds per second
 

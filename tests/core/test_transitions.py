@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from kitty.core import lanes
-from kitty.core.state import ReviewRecord, WPState
+from kitty.core.log.state import ReviewRecord, WPState
 from kitty.core.transitions import IssueRow, MoveRequest, Policy, check_move
 from kitty.errors import GuardRefused, InvalidTransition
 

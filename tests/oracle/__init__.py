@@ -108,8 +108,8 @@ def spec_kitty_reads_what_is_left(tmp_path: Path, request: pytest.FixtureRequest
     missions = missions_left_in(tmp_path)
     if not missions:
         return
-    from kitty.core.logread import parse_log
-    from kitty.core.state import replay
+    from kitty.core.log.read import parse_log
+    from kitty.core.log.state import replay
 
     results = run([{"dir": str(m)} for m in missions], tmp_path / "oracle-after")
     for mission, result in zip(missions, results, strict=True):

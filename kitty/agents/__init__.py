@@ -1,0 +1,1 @@
+"""Agent CLIs: the command line each one accepts, runs, versions, keep-awake."""

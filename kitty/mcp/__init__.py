@@ -1,0 +1,1 @@
+"""kitty as an MCP server over stdio."""

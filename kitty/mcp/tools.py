@@ -1,0 +1,177 @@
+"""The tools `kitty mcp` serves: each a thin call into the services `--json` uses.
+
+Every tool returns exactly what the matching command prints with `--json` (implement and
+review add the prompt's text as `prompt_text`), and every failure is kitty's error object.
+Nothing here imports the `mcp` SDK: kitty/mcp/server.py serves these, with the
+schemas of kitty/mcp/catalog.py (which checks every argument's name and type
+first, so `**given` here only ever holds the parameters a tool's schema names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kitty import SCHEMA
+from kitty.mission.workspace import Mission
+
+
+def _open(root: Path, mission: str | None) -> Mission:
+    return Mission.open(root, mission)
+
+
+def _doc(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema": data.get("schema", SCHEMA)}
+
+
+def _run(
+    service: Callable[..., dict[str, Any]], root: Path, mission: str | None, *args: Any, **kw: Any
+) -> dict[str, Any]:
+    """The service's answer for the mission, as its `--json` command prints it."""
+    return _doc(service(_open(root, mission), *args, **kw))
+
+
+def next_step(
+    root: Path, agent: str | None = None, mission: str | None = None, claim: bool = False
+) -> dict[str, Any]:
+    from kitty.workflow.nextstep import next_step as decide
+
+    return _doc(decide(_open(root, mission), agent, claim).to_json())
+
+
+def status(root: Path, mission: str | None = None) -> dict[str, Any]:
+    from kitty.adapters.eventlog import now_us
+    from kitty.workflow.board import status_view
+
+    return _run(status_view, root, mission, now_us())
+
+
+def move(
+    root: Path,
+    wp_id: str,
+    to: str,
+    mission: str | None = None,
+    review_feedback_file: str | None = None,
+    **given: Any,
+) -> dict[str, Any]:
+    """`kitty move`; `given`: agent, note, force."""
+    from kitty.workflow.moves import move_task
+
+    feedback = _path(root, review_feedback_file)
+    return _run(move_task, root, mission, wp_id, to, feedback_file=feedback, **given)
+
+
+def mark_status(
+    root: Path,
+    task_ids: list[str],
+    status: str,
+    mission: str | None = None,
+    wp_id: str | None = None,
+    **given: Any,
+) -> dict[str, Any]:
+    """`kitty agent tasks mark-status`; `given`: agent."""
+    from kitty.workflow.moves import mark_status as mark
+
+    return _run(mark, root, mission, list(task_ids), status, wp_text=wp_id, **given)
+
+
+def review_submit(
+    root: Path,
+    wp_id: str,
+    findings_files: list[str],
+    agent: str | None = None,
+    mission: str | None = None,
+    format: str | None = None,
+) -> dict[str, Any]:
+    from kitty.workflow.reviews import submit
+
+    files = [p for p in (_path(root, f) for f in findings_files) if p is not None]
+    return _run(submit, root, mission, wp_id, files, agent, format)
+
+
+def implement(
+    root: Path, wp_id: str | None = None, agent: str | None = None, mission: str | None = None
+) -> dict[str, Any]:
+    from kitty.workflow.actions import implement as run
+
+    return _with_prompt(_run(run, root, mission, wp_id, agent, None, None, None))
+
+
+def review(
+    root: Path, wp_id: str | None = None, agent: str | None = None, mission: str | None = None
+) -> dict[str, Any]:
+    from kitty.workflow.actions import review as run
+
+    return _with_prompt(_run(run, root, mission, wp_id, agent, None, False))
+
+
+def _with_prompt(doc: dict[str, Any]) -> dict[str, Any]:
+    prompt = doc.get("prompt")
+    doc["prompt_text"] = Path(prompt).read_text(encoding="utf-8") if prompt else None
+    return doc
+
+
+def _path(root: Path, value: str | None) -> Path | None:
+    """A file argument: absolute, or relative to the directory the server runs in."""
+    if not value:
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else root / path
+
+
+# -- planning: the same services as `kitty wp …` and `kitty finalize` ----------------------
+
+
+def wp_add(root: Path, title: str, mission: str | None = None, **given: Any) -> dict[str, Any]:
+    """`kitty wp add`; `given`: objective, subtasks, body, depends_on, owns."""
+    from kitty.workflow.wp_add import Content, add_wp
+
+    content = Content(given.get("objective"), tuple(given.get("subtasks") or ()), given.get("body"))
+    deps, owns = list(given.get("depends_on") or []), list(given.get("owns") or [])
+    return _run(add_wp, root, mission, title, deps, owns, 0, content)
+
+
+def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
+    """`kitty wp edit`; `changes`: title, objective, owns, depends_on, body."""
+    from kitty.workflow.planning import edit
+
+    return _run(edit, root, mission, wp_id, **changes)
+
+
+def wp_depend(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
+    """`kitty wp depend`; `changes`: add, remove."""
+    from kitty.workflow.planning import depend
+
+    return _run(depend, root, mission, wp_id, **changes)
+
+
+def wp_split(
+    root: Path, wp_id: str, title: str, mission: str | None = None, **given: Any
+) -> dict[str, Any]:
+    """`kitty wp split`; `given`: move, objective, owns."""
+    from kitty.workflow.planning import split
+
+    return _run(split, root, mission, wp_id, title, **given)
+
+
+def wp_show(root: Path, wp_id: str, mission: str | None = None) -> dict[str, Any]:
+    from kitty.workflow.planning import show
+
+    return _run(show, root, mission, wp_id)
+
+
+def wp_search(
+    root: Path, query: str, lane: str | None = None, mission: str | None = None
+) -> dict[str, Any]:
+    from kitty.workflow.planning import search
+
+    return _run(search, root, mission, query, lane)
+
+
+def finalize(
+    root: Path, mission: str | None = None, allow_placeholders: bool = False
+) -> dict[str, Any]:
+    from kitty.workflow.missions import finalize as run
+
+    return _run(run, root, mission, allow_placeholders)

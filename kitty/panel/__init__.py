@@ -1,0 +1,1 @@
+"""The review panel: rounds of reviewer personas until CONVERGED or HALT."""

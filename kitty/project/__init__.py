@@ -1,0 +1,1 @@
+"""A project around kitty: init, doctor, onboarding, the demo."""

@@ -1,0 +1,168 @@
+"""The checks `kitty doctor` runs beside the log's: symlinks on kitty's paths, untrusted
+commands, the agents' CLI versions, what a killed git or `kitty sync` left behind (and
+`--fix`'s removal of stale git locks). kitty.project.doctor runs them all."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kitty.adapters import contain
+from kitty.errors import KittyError, Untrusted
+from kitty.mission.workspace import Mission
+
+
+def render_problem(exc: KittyError) -> str:
+    """A refusal as one problem line: its message, and its hint in parentheses."""
+    return exc.message + (f" ({exc.hint})" if exc.hint else "")
+
+
+def security_problems(mission: Mission) -> list[str]:
+    """Every symlink among the files kitty reads or writes for this mission."""
+    project = mission.project
+    found: list[str] = []
+    tops = [project.kittify, project.config_path, project.specs_dir, mission.dir]
+    tops.append(project.git_common_dir / "kitty")
+    for path in tops:
+        problem = contain.symlink_problem(path)
+        if problem and problem not in found:
+            found.append(problem)
+    if not found and mission.dir.is_dir():
+        for folder, dirs, files in os.walk(mission.dir):
+            for name in sorted(dirs + files):
+                full = Path(folder, name)
+                if full.is_symlink():
+                    found.append(f"{full}, a symbolic link (to {os.readlink(full)})")
+    problems = [
+        f"security: {p}: kitty refuses to read or write through it "
+        "(replace the link with a real file or directory, e.g. `git rm` it)"
+        for p in found
+    ]
+    lock_dir = project.git_common_dir / "kitty"
+    if lock_dir.exists() and not lock_dir.is_dir() and not lock_dir.is_symlink():
+        problems.append(
+            f"{lock_dir} is not a directory: kitty keeps its locks there (move the file aside)"
+        )
+    return problems
+
+
+def write_link_problems(mission: Mission) -> list[str]:
+    """Symlinks where kitty creates or writes files outside mission state: the lane
+    worktrees (`.worktrees`), agent run logs and prompts (`.kittify/runs`, `.kittify/prompts`)
+    and the instructions files `kitty init` writes (AGENTS.md & co., allowed to link to
+    a file inside the work tree, as CLAUDE.md -> AGENTS.md)."""
+    from kitty.errors import UnsafePath
+    from kitty.project.onboarding import ALWAYS, WHEN_PRESENT
+
+    project = mission.project
+    found = []
+    for path in (
+        project.root / ".worktrees",
+        project.kittify / "runs",
+        project.kittify / "prompts",
+    ):
+        problem = contain.symlink_problem(path)
+        if problem:
+            found.append(
+                f"security: {problem}: kitty refuses to create files through it "
+                "(replace the link with a real directory, e.g. `git rm` it)"
+            )
+    for name in (ALWAYS, *WHEN_PRESENT):
+        try:
+            contain.check_link_inside(project.root / name, project.root, (project.git_common_dir,))
+        except UnsafePath as exc:
+            found.append(f"security: {render_problem(exc)}")
+    return found
+
+
+def trust_warnings(mission: Mission) -> list[str]:
+    """What `kitty sprint` and `kitty review run` would refuse for the config's untrusted
+    commands, with its hint (a warning: reading the mission does not need them)."""
+    from kitty.adapters import trust
+
+    try:
+        trust.require(mission.project.root, mission.config.raw)
+    except Untrusted as exc:
+        return [
+            f"{render_problem(exc)}; `kitty sprint` and `kitty review run` refuse them until then"
+        ]
+    except KittyError:
+        return []  # an unreadable config or trust file is reported as a problem elsewhere
+    return []
+
+
+def agent_versions(mission: Mission) -> list[dict[str, Any]]:
+    """The configured agents' CLI versions against the ranges kitty was tested with
+    (`warning` says when one is outside it or cannot be read)."""
+    from kitty.agents.clis import backend_for, configured
+    from kitty.agents.versions import check_all as check_versions
+
+    try:
+        raw = mission.config.raw
+    except KittyError:
+        return []  # an unreadable config is reported as a problem by `diagnose`
+    backends = []
+    for name in configured(raw):
+        try:
+            backends.append(backend_for(name, raw))
+        except KittyError:
+            continue  # an unknown agent name: `kitty agent config list` reports it
+    return [v.as_dict() for v in check_versions(backends)]
+
+
+def git_leftover_problems(mission: Mission) -> list[str]:
+    """What a killed git (or `kitty sync`) left in the repository: a sync marker whose
+    process is gone, a merge in progress, and git lock files no live git process owns."""
+    from kitty.adapters import gitlocks
+    from kitty.teams.sync import MARKER, _pid_alive
+    from kitty.workflow import deferredcommit
+
+    project = mission.project
+    common = project.git_common_dir
+    problems = []
+    places = [project.root, common, project.worktree]
+    marker = common / MARKER
+    killed_sync = False
+    try:
+        state = json.loads(marker.read_text(encoding="utf-8"))
+        pid = state.get("pid") if isinstance(state, dict) else None
+        killed_sync = not _pid_alive(pid)
+    except (OSError, ValueError):
+        pass
+    if killed_sync:
+        left = [project.rel(p) for p in gitlocks.lock_files(common)]
+        if (common / "MERGE_HEAD").exists():
+            left.append(f"{project.rel(common / 'MERGE_HEAD')} (its merge)")
+        problems.append(
+            f"{project.rel(marker)}: a `kitty sync` was killed here"
+            + (f" and left {', '.join(left)}" if left else "")
+            + " (run `kitty sync`: it removes what the killed sync left, undoes its merge "
+            "and keeps every log line)"
+        )
+    elif (common / "MERGE_HEAD").exists():
+        problems.append(
+            f"{project.rel(common / 'MERGE_HEAD')}: a merge is in progress (finish it with "
+            "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
+        )
+    problems += deferredcommit.leftover_problems(project)
+    for path in gitlocks.stale_locks(common, places):
+        problems.append(
+            f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
+            f"left by a killed git command): `kitty doctor --fix` removes it"
+        )
+    return problems
+
+
+def remove_stale_git_locks(mission: Mission) -> list[str]:
+    """`kitty doctor --fix`: delete the git lock files no live git process can own (none
+    runs in this repository, older than gitlocks.STALE_AFTER seconds)."""
+    from kitty.adapters import gitlocks
+
+    project = mission.project
+    places = [project.root, project.git_common_dir, project.worktree]
+    removed = gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places))
+    return [
+        f"removed {project.rel(p)}, a stale git lock (no git process was running)" for p in removed
+    ]

@@ -1,0 +1,1 @@
+"""Pure rules of onboarding: the texts kitty writes for agents."""

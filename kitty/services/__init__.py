@@ -1,1 +1,0 @@
-"""Services compose the pure core with adapters. They return data; they never print or exit."""

@@ -1,0 +1,1 @@
+"""Many agents in parallel, unattended, on one machine or a team."""

@@ -1,0 +1,109 @@
+"""The end of a sprint: accept (and merge, with --merge) when every WP is approved,
+say why when nothing more can move, and emit the summary; and the dry-run plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kitty.core.decide import work_queues
+from kitty.errors import KittyError
+from kitty.mission.workspace import Mission
+from kitty.sprint.report import WPStats, dry_run_event, dry_run_order, plan_entry
+from kitty.sprint.report import summary_rows as report_rows
+from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules.plan import REVIEW
+from kitty.sprint.state import SprintState
+
+
+class Finishing(SprintState):
+    def finish(self) -> dict[str, Any]:
+        mission = self.mission()
+        ids = mission.all_ids()
+        all_approved = sprintplan.all_approved({w: mission.board.lane(w) for w in ids})
+        result: dict[str, Any] = {"accepted": False, "merged": False}
+        if all_approved and not self.claim_finish():
+            result["finished_by"] = self.finished_by
+            reason = f"every work package is approved; {self.finished_by} accepts and merges"
+        elif all_approved:
+            self.accept_and_merge(mission, result)
+            reason = sprintplan.finish_reason(result["accepted"], result["merged"])
+        else:
+            reason = "nothing more can move: " + "; ".join(self.stuck(self.mission()))
+        rows = report_rows(self.mission(), self.stats, self.halted)
+        self.after_finish(result)
+        ok = all_approved and (
+            "finished_by" in result
+            or ((result["merged"] or not self.opts.merge) and result["accepted"])
+        )
+        summary = {
+            "event": "end",
+            "mission": self.slug,
+            "run": self.run_id,
+            "ok": ok,
+            "reason": reason,
+            "summary": rows,
+            "logs": str(self.log_dir),
+            "timing": self.meter.report(),
+            **result,
+        }
+        self.emit(summary)
+        return summary
+
+    def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
+        """Accept the mission (and merge it, with --merge); problems go to `result`."""
+        from kitty.workflow.merging import NotReady, accept, merge
+
+        # Subtasks a rejection reset on an arbiter-approved WP: accept records them
+        # (actor accept, naming the approval), in nobody's name (issue 22.8).
+        try:
+            accept(mission, "sprint")
+            result["accepted"] = True
+            self.emit({"event": "accepted", "mission": self.slug})
+            if self.opts.merge:
+                merged = merge(self.mission())
+                result["merged"] = True
+                self.emit(
+                    {"event": "merged", "mission": self.slug, "commit": merged["merge_commit"]}
+                )
+        except NotReady as exc:
+            result["problems"] = exc.problems
+        except KittyError as exc:
+            result["problems"] = [exc.message]
+
+    def stuck(self, mission: Mission) -> list[str]:
+        """Why nothing more can move: halted reviews, WPs held by agents this sprint does
+        not run, and what `kitty next` says."""
+        from kitty.core.decide import decide
+
+        decision = decide(self.ctx(mission))
+        return (
+            [f"{w}: review halted (reviewer failed; see the options)" for w in self.halted]
+            + sprintplan.foreign_holds(
+                self.slug, mission.board.wps, mission.all_ids(), self.jobs, self.run_id
+            )
+            + (decision.blocked_by or [decision.reason])
+        )
+
+    def dry_run(self) -> dict[str, Any]:
+        """The first wave of dispatches and their exact commands; nothing is run or claimed."""
+        mission = self.mission()
+        queues = work_queues(self.ctx(mission))
+        plan = []
+        for wp_id, role in dry_run_order(queues, self.opts.parallel):
+            st = mission.board.wps.get(wp_id)
+            implementer = st.implementer if st else None
+            if role == REVIEW:
+                used = self.stats.get(wp_id, WPStats()).reviewers
+                agent = sprintplan.pick_reviewer(implementer, self.opts.reviewers, used) or "?"
+            else:
+                agent, self.turn = sprintplan.pick_implementer(
+                    implementer, self.opts.implementers, self.turn
+                )
+            backend = self.backend(mission, agent)
+            plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout))
+        result = dry_run_event(mission, queues, plan, self.opts.parallel, self.opts.arbiter)
+        alone = sprintplan.no_second_reviewer(self.opts.implementers, self.opts.reviewers)
+        result["problems"] = [alone] if alone and not self.opts.review_panel else []
+        self.emit(result)
+        return result

@@ -1,0 +1,76 @@
+"""Sprint pre-flight: the checks that refuse a sprint before anything is claimed or started.
+
+Bad options, an agent command from the repository's config the user has not trusted,
+an agent CLI that is not on PATH, an implementer nobody else can review. The agent
+CLIs' versions are read here too (a warning, never a refusal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kitty.adapters import trust
+from kitty.agents.clis import MANUAL, Backend
+from kitty.core.limits import check_agent
+from kitty.errors import UsageError
+from kitty.mission.workspace import Mission
+from kitty.sprint.rules import plan as sprintplan
+
+if TYPE_CHECKING:
+    from kitty.sprint.state import Options
+
+
+def check_options(opts: Options) -> None:
+    """Refuse options no sprint can run with (before the mission is read)."""
+    if not opts.implementers:
+        raise UsageError("a sprint needs at least one implementer", "--implementer claude")
+    if not opts.reviewers:
+        raise UsageError("a sprint needs at least one reviewer", "--reviewer codex")
+    if opts.parallel < 1:
+        raise UsageError("--parallel must be at least 1", "for example --parallel 3")
+    if opts.arbiter not in ("escalate", "approve"):
+        raise UsageError(f"unknown arbiter policy {opts.arbiter!r}", "escalate or approve")
+    for flag, names in (("--implementer", opts.implementers), ("--reviewer", opts.reviewers)):
+        for name in names:
+            check_agent(name, flag)
+
+
+def require_trust(mission: Mission, names: list[str], panel: bool) -> None:
+    """Commands from the repository's config run only when the user trusts them."""
+    defined = trust.repo_commands(mission.config.raw)
+    keys = sorted({f"agents.commands.{n}" for n in names} & set(defined))
+    if "agents.commands" in defined:  # not a mapping: covers every name
+        keys.append("agents.commands")
+    if panel and "review.test_command" in trust.repo_commands(mission.config.raw):
+        keys.append("review.test_command")  # the panel's `kitty review run` runs it
+    if keys:
+        trust.require(mission.project.root, mission.config.raw, keys)
+
+
+def preflight(opts: Options, backends: Mapping[str, Backend]) -> list[Any]:
+    """Refuse before anything starts when an agent CLI cannot be run, or when some
+    implementer's work could never be reviewed (its only reviewer is itself). Returns
+    the agent CLIs' versions."""
+    alone = sprintplan.no_second_reviewer(opts.implementers, opts.reviewers)
+    if alone and not opts.review_panel:
+        head, _, how = alone.partition(". ")
+        raise UsageError(head, how)
+    missing = [
+        (name, backend.executable() or name)
+        for name, backend in backends.items()
+        if backend.kind != MANUAL and not backend.available()
+    ]
+    if missing:
+        names = ", ".join(name for name, _ in missing)
+        raise UsageError(
+            "; ".join(f"{exe}: not found on PATH (agent {name})" for name, exe in missing),
+            f"install it or put it on PATH; or drop {names} from --implementer/--reviewer; "
+            "or define agents.commands.<name> in .kittify/config.yaml "
+            "(`kitty agent config list` shows what is found)",
+        )
+    from kitty.agents.versions import check_all as check_versions
+
+    # Each CLI's version against the range kitty was tested with: a warning, never
+    # a refusal (a newer CLI usually still accepts the command line).
+    return check_versions([b for b in backends.values() if b.kind not in (MANUAL, "command")])

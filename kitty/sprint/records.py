@@ -1,0 +1,144 @@
+"""What a sprint records in the mission's log as agents run and end: what an agent's
+exit means for its WP (done, a re-run, a halted review, blocked), the arbiter's
+decision, notes and heartbeats. Each through the mission's one write path.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kitty.core import lanes
+from kitty.core.transitions import halted
+from kitty.mission.workspace import Mission
+from kitty.sprint import supervise
+from kitty.sprint.report import WPStats
+from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules.plan import PANEL
+from kitty.sprint.state import SprintState, now_text
+from kitty.sprint.supervise import Job
+from kitty.workflow import moves
+
+
+class Records(SprintState):
+    def settle(self, job: Job, how: str) -> None:
+        seconds = time.monotonic() - job.started
+        supervise.close_log(job, how, seconds, now_text())
+        self.stats.setdefault(job.wp_id, WPStats()).seconds += seconds
+        mission = self.mission()
+        lane = mission.board.lane(job.wp_id)
+        key = (job.wp_id, job.role)
+        failures = self.failures.get(key, 0) + (0 if sprintplan.left_done(job.role, lane) else 1)
+        verdict = sprintplan.after_exit(job.role, lane, failures, self.opts.retries)
+        finished: dict[str, Any] = {
+            "event": "finished",
+            "wp_id": job.wp_id,
+            "role": job.role,
+            "agent": job.agent,
+            "how": how,
+            "lane": lane,
+            "ok": verdict == sprintplan.DONE,
+            "seconds": round(seconds, 1),
+            "log": str(job.log_path),
+        }
+        state = mission.board.wps.get(job.wp_id)
+        if job.role == sprintplan.REVIEW and verdict == sprintplan.DONE and state is not None:
+            # The review's verdict and the WP's review cycle: a rejection is not a success.
+            last = state.reviews[-1].verdict if state.reviews else None
+            finished["verdict"] = last if lane in sprintplan.review_lanes(last) else None
+            finished["cycle"] = state.review_cycles
+        self.emit(finished)
+        if verdict == sprintplan.DONE:
+            return
+        if verdict == sprintplan.HALT_REVIEW:
+            self.halt(mission, job.wp_id, job.agent, how)
+            return
+        reason = (
+            f"{job.agent} ({job.role}) ended with {how} and left {job.wp_id} in {lane}; "
+            f"log: {job.log_path}"
+        )
+        self.failures[key] = failures
+        self.note(
+            mission, job.wp_id, f"sprint: {reason} (failure {failures} of {self.opts.retries + 1})"
+        )
+        if verdict == sprintplan.GIVE_UP:
+            self.block(mission, job.wp_id, f"sprint gave up after {failures} failed runs: {reason}")
+            return
+        self.retry.append((job.wp_id, job.role, job.agent))
+        self.emit({"event": "retry", "wp_id": job.wp_id, "agent": job.agent,
+                   "attempt": failures + 1})  # fmt: skip
+
+    def halt(self, mission: Mission, wp_id: str, reviewer: str, why: str) -> None:
+        """A failed reviewer stops that WP in this sprint: never a silent approval, never the
+        implementer. The WP goes back to for_review (recorded, with the reason) so another
+        reviewer, a re-run or an operator can take it; each printed option runs as shown."""
+        st = mission.board.wps.get(wp_id)
+        if mission.board.lane(wp_id) == lanes.IN_REVIEW:
+            moves.move_task(
+                mission,
+                wp_id,
+                lanes.FOR_REVIEW,
+                agent="sprint",
+                force=True,
+                note=f"reviewer {reviewer} failed ({why}): back to for_review for another review",
+            )
+        message = sprintplan.halt_message(
+            self.slug,
+            wp_id,
+            reviewer,
+            why,
+            st.implementer if st else None,
+            self.opts.implementers,
+            [*self.opts.reviewers, *mission.config.agents],
+        )
+        self.halted[wp_id] = message
+        self.emit({"event": "halt", "wp_id": wp_id, "reviewer": reviewer, "message": message})
+
+    def note(self, mission: Mission, wp_id: str, text: str) -> None:
+        self.annotate(mission, wp_id, "sprint", {"note": text})
+
+    @staticmethod
+    def annotate(mission: Mission, wp_id: str, actor: str, delta: dict[str, Any]) -> None:
+        mission.record(lambda board: [mission.annotation(wp_id, actor, delta)])
+
+    def block(self, mission: Mission, wp_id: str, reason: str) -> None:
+        if mission.board.lane(wp_id) in (lanes.BLOCKED, lanes.DONE, lanes.CANCELED, None):
+            return
+        moves.move_task(mission, wp_id, lanes.BLOCKED, agent="sprint", force=True, note=reason)
+        self.emit({"event": "blocked", "wp_id": wp_id, "reason": reason})
+
+    def arbitrate(self, mission: Mission, wp_id: str) -> None:
+        st = mission.board.wps[wp_id]
+        is_halted = halted(st)
+        answer = sprintplan.arbiter(
+            self.slug,
+            wp_id,
+            self.opts.arbiter,
+            st.review_cycles,
+            st.scalars.get("review_halt_reason") if is_halted else None,
+            st.scalars.get("review_round"),
+            st.scalars.get("review_halt"),
+        )
+        if answer.to_lane is None:  # questions for a human: no policy can answer them
+            self.halted[wp_id] = answer.text
+            self.emit({"event": "halt", "wp_id": wp_id, "reviewer": PANEL, "message": answer.text})
+            return
+        moves.move_task(
+            mission, wp_id, answer.to_lane, agent="sprint-arbiter", force=True, note=answer.text
+        )
+        self.emit(
+            {"event": "arbiter", "wp_id": wp_id, "policy": self.opts.arbiter, "note": answer.text}
+        )
+
+    def heartbeat(self) -> None:
+        """At most once a minute per running agent: proof of life in the log."""
+        now = time.monotonic()
+        for job in self.jobs.values():
+            if job.proc is None or now - job.last_heartbeat < self.opts.heartbeat_every:
+                continue
+            job.last_heartbeat = now
+            mission = self.mission()
+            record = mission.annotation(
+                job.wp_id, job.agent, {"heartbeat": now_text(), "agent_pid": job.proc.pid}
+            )
+            mission.record(lambda board, record=record: [record])  # type: ignore[misc]

@@ -1,0 +1,1 @@
+"""Pure rules of the sprint: the plan of dispatches."""

@@ -1,0 +1,1 @@
+"""One mission across machines: remote claims, leases, sync, liveness."""

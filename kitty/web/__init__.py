@@ -1,0 +1,1 @@
+"""The web board: a live board over SSE, and its pictures."""

@@ -1,0 +1,275 @@
+"""The web board's HTTP requests: the page, the board as JSON, the event stream, and
+with `--edit` the page's own moves and new WPs (its token, its Origin, JSON only)."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import sys
+from collections.abc import Callable
+from email.message import Message
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from kitty.core.printable import printable
+from kitty.errors import KittyError, UsageError
+from kitty.mission.workspace import Mission
+from kitty.web import board as webboard
+from kitty.web.address import host_is_loopback
+
+if TYPE_CHECKING:
+    from kitty.web.serve import BoardServer
+
+#: What a client going away looks like (normal: a tab closed, a laptop slept).
+GONE = (ConnectionError, TimeoutError)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: BoardServer
+    protocol_version = "HTTP/1.1"
+    server_version = "kitty-board"
+    sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        # A socket that never sends (or finishes) a request is closed after this long.
+        self.connection.settimeout(self.server.idle_timeout)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.quiet:
+            return
+        super().log_message(format, *args)
+
+    # -- helpers -----------------------------------------------------------------------
+    def _headers(self, status: int, ctype: str, length: int | None, extra: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        for key, value in extra.items():
+            self.send_header(key, value)
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+
+    def _send(
+        self, status: int, ctype: str, body: str, extra: dict[str, str] | None = None
+    ) -> None:
+        data = body.encode("utf-8")
+        self._headers(status, ctype, len(data), extra or {})
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _error(self, status: int, message: str) -> None:
+        self._send(status, "text/plain; charset=utf-8", message + "\n")
+
+    def _host_ok(self) -> bool:
+        """Refuse other Host names on a loopback server (DNS rebinding)."""
+        return self.server.allow_remote or host_is_loopback(self.headers.get("Host") or "")
+
+    # -- routes --------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "forbidden host")
+            return
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        names = query.get("mission")
+        mission_name = names[0] if names else None
+        routes: dict[str, Callable[[str | None, dict[str, list[str]]], None]] = {
+            "/": self._page,
+            "/index.html": self._page,
+            "/api/board": self._api,
+            "/events": self._events,
+            "/healthz": lambda _m, _q: self._send(200, "text/plain; charset=utf-8", "ok\n"),
+        }
+        route = routes.get(url.path)
+        if route is None:
+            self._error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        try:
+            route(mission_name, query)
+        except KittyError as exc:
+            self._error(HTTPStatus.NOT_FOUND, f"{exc.message}\n{exc.hint or ''}".strip())
+        except GONE:
+            self.close_connection = True
+
+    def do_POST(self) -> None:
+        if self.server.edit_token is None:
+            self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "the board is read-only (`kitty board --serve --edit` allows edits)",
+            )
+            return
+        if not self._host_ok():
+            self._error(HTTPStatus.FORBIDDEN, "forbidden host")
+            return
+        try:
+            self._edit()
+        except GONE:
+            self.close_connection = True
+
+    def do_PUT(self) -> None:
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, "the board takes GET, and POST with --edit")
+
+    do_DELETE = do_PATCH = do_PUT
+
+    # -- edits (--edit) ----------------------------------------------------------------
+    def _json(self, status: int, value: dict[str, Any]) -> None:
+        self._send(status, "application/json; charset=utf-8", json.dumps(value) + "\n")
+
+    def _edit(self) -> None:
+        url = urlsplit(self.path)
+        routes: dict[str, Callable[[Mission, dict[str, Any]], dict[str, Any]]] = {
+            "/api/move": _edit_move,
+            "/api/wp": _edit_add,
+        }
+        route = routes.get(url.path)
+        if route is None:
+            self._error(HTTPStatus.NOT_FOUND, "not found")
+            return
+        why = edit_refusal(self.headers, self.server.edit_token or "", self.server.server_port)
+        if why is not None:
+            # `why` repeats request headers: shown inert on the terminal running the server
+            print(f"kitty board: refused an edit: {printable(why)}", file=sys.stderr)
+            self.close_connection = True
+            self._json(HTTPStatus.FORBIDDEN, {"code": "forbidden", "message": why, "hint": ""})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_EDIT_BYTES:
+            self.close_connection = True
+            self._json(
+                HTTPStatus.BAD_REQUEST,
+                {"code": "usage", "message": f"a body of 1 to {MAX_EDIT_BYTES} bytes", "hint": ""},
+            )
+            return
+        try:
+            body = json.loads(self.rfile.read(length))
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._json(
+                HTTPStatus.BAD_REQUEST,
+                {"code": "usage", "message": "the body must be a JSON object", "hint": ""},
+            )
+            return
+        hub = self.server.hub
+        try:
+            mission = Mission.open(hub.root, hub.resolve(_text(body, "mission", required=False)))
+            result = route(mission, body)
+        except KittyError as exc:
+            status = _STATUS.get(exc.code, HTTPStatus.CONFLICT)
+            self._json(status, exc.to_json())
+            return
+        self._json(HTTPStatus.OK, result)
+
+    def _page(self, name: str | None, _query: dict[str, list[str]]) -> None:
+        hub = self.server.hub
+        snap = hub.snapshot(hub.resolve(name))
+        model = snap.model
+        if self.server.edit_token is not None:
+            model = dict(model, edit={"token": self.server.edit_token})
+        page = webboard.render_page(model, live=True)
+        csp = webboard.content_security_policy(live=True)
+        self._send(200, "text/html; charset=utf-8", page, {"Content-Security-Policy": csp})
+
+    def _api(self, name: str | None, _query: dict[str, list[str]]) -> None:
+        hub = self.server.hub
+        snap = hub.snapshot(hub.resolve(name))
+        self._send(200, "application/json; charset=utf-8", snap.payload)
+
+    def _events(self, name: str | None, query: dict[str, list[str]]) -> None:
+        """Answer with the stream's headers, then hand the socket to the server's one
+        broadcaster thread: an open stream costs no thread."""
+        hub = self.server.hub
+        slug = hub.resolve(name)
+        seen = (query.get("since") or [""])[0]
+        self._headers(200, "text/event-stream; charset=utf-8", None, {"Connection": "keep-alive"})
+        self.close_connection = True
+        self.wfile.write(b"retry: 1000\n\n")
+        self.wfile.flush()
+        if self.command == "GET":
+            self.server.streams.add(self.connection, slug, seen)
+
+
+#: The largest edit request accepted (a move or a new WP is a few hundred bytes).
+MAX_EDIT_BYTES = 64 * 1024
+_STATUS = {
+    "usage": HTTPStatus.BAD_REQUEST,
+    "not_found": HTTPStatus.NOT_FOUND,
+    "ambiguous": HTTPStatus.BAD_REQUEST,
+    "lock_busy": HTTPStatus.SERVICE_UNAVAILABLE,
+}
+
+
+def _text(body: dict[str, Any], key: str, required: bool = True) -> str | None:
+    value = body.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise UsageError(f"`{key}` must be a non-empty string", f"send {{{key!r}: ...}}")
+    return value
+
+
+def _edit_move(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
+    """A move from the page: `kitty move WP LANE [--agent A] [--note N]`, same checks."""
+    from kitty.workflow.moves import move_task
+
+    wp_id, lane = _text(body, "wp"), _text(body, "to")
+    assert wp_id is not None and lane is not None
+    return move_task(
+        mission,
+        wp_id,
+        lane,
+        agent=_text(body, "agent", required=False) or None,
+        note=_text(body, "note", required=False) or None,
+    )
+
+
+def _edit_add(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
+    """A new WP from the page: `kitty wp add --title T [--depends-on ...]`, same checks."""
+    from kitty.workflow.missions import add_wp
+
+    title = _text(body, "title")
+    assert title is not None
+    deps = body.get("depends_on") or []
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise UsageError("`depends_on` must be a list of WP ids", 'send ["WP01", "WP02"]')
+    result = add_wp(mission, title, deps, [], 0)
+    result["path"] = mission.project.rel(Path(result["path"]))
+    return result
+
+
+def edit_refusal(headers: Message, expected: str, port: int) -> str | None:
+    """Why this POST is not the board's own page writing (None when it is).
+
+    The page sends the server's random token in `X-Kitty-Token` (a header no other
+    site can set on a request to us without a CORS preflight, which we never
+    grant), its own origin in `Origin` (which a browser always sets on a POST),
+    and JSON. Another local page, a form or a DNS-rebound name fails one of these.
+    """
+    token = headers.get("X-Kitty-Token") or ""
+    if not hmac.compare_digest(token.encode(), expected.encode()):
+        return "missing or wrong edit token"
+    origin = headers.get("Origin")
+    host = (headers.get("Host") or "").strip()
+    if origin != f"http://{host}" or not host.endswith(f":{port}"):
+        return f"foreign origin {origin!r}" if origin else "no Origin header"
+    site = headers.get("Sec-Fetch-Site")
+    if site not in (None, "same-origin"):
+        return f"cross-site request ({site})"
+    ctype = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if ctype != "application/json":
+        return f"content type {ctype or 'none'} (JSON only)"
+    return None

@@ -1,0 +1,1 @@
+"""The WP loop: next, moves, implement/review, accept, merge, missions, planning."""

@@ -62,21 +62,3 @@ def test_every_module_imports_in_a_fresh_interpreter() -> None:
         [sys.executable, "-c", code, *modules], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-
-
-def test_layers_import_one_way() -> None:
-    """core imports nothing outside core (and errors); adapters never import services or CLI;
-    services never import commands; commands never import the root group (kitty.cli imports
-    them: that was the circle cli -> commands -> completion -> cli)."""
-    root = Path(kitty.__file__).parent
-    rules = {
-        "core": ("kitty.adapters", "kitty.services", "kitty.commands", "kitty.cli"),
-        "adapters": ("kitty.services", "kitty.commands", "kitty.cli"),
-        "services": ("kitty.commands", "kitty.cli"),
-        "commands": ("kitty.cli",),
-    }
-    for layer, forbidden in rules.items():
-        for path in (root / layer).rglob("*.py"):
-            text = path.read_text()
-            for name in forbidden:
-                assert f"from {name}" not in text and f"import {name}" not in text, (path, name)

@@ -21,13 +21,14 @@ this module imports neither subprocess nor GitPython: they load on first use.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from kitty.errors import GIT_HINT, GitError
 
+TYPE_CHECKING = False  # no `typing` import: `kitty status` imports this module warm
 if TYPE_CHECKING:
+    from typing import Any
+
     from kitty.adapters.layout import Project
 
 #: The exit status `Git.output` reports when git could not be started / was stopped.
@@ -50,11 +51,24 @@ def porcelain_paths(out: str) -> list[str]:
     return paths
 
 
-@dataclass(frozen=True)
 class MergeOutcome:
-    ok: bool
-    conflicts: list[str]
-    message: str = ""
+    """What a merge did: whether it went through, the conflicting paths, git's message.
+    (A plain class: a dataclass would import `dataclasses` on the warm read path.)"""
+
+    __slots__ = ("conflicts", "message", "ok")
+
+    def __init__(self, ok: bool, conflicts: list[str], message: str = "") -> None:
+        self.ok, self.conflicts, self.message = ok, conflicts, message
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MergeOutcome):
+            return NotImplemented
+        return (self.ok, self.conflicts, self.message) == (other.ok, other.conflicts, other.message)
+
+    def __repr__(self) -> str:
+        return (
+            f"MergeOutcome(ok={self.ok!r}, conflicts={self.conflicts!r}, message={self.message!r})"
+        )
 
 
 def spawned_output(args: list[str]) -> bytes | None:

@@ -1,6 +1,6 @@
 """The one write path of a mission: lock, re-read, validate, append, fsync, then
 status.json. `Mission.record`, `.transition`, `.store_status` and `.publish_status`
-call these (split out of services/workspace.py to keep Mission small)."""
+call these (split out of mission/workspace.py to keep Mission small)."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ class Mission:
         return parse_wp(display, name, text)
 
     def store_status(self, board: Board, end: int | None = None) -> bool:
-        """Rewrite the derived status.json from `board` (missionwrite.store_status)."""
+        """Rewrite the derived status.json from `board` (record.store_status)."""
         from kitty.mission.record import store_status
 
         return store_status(self, board, end)
@@ -199,7 +199,7 @@ class Mission:
         """Who acts: --agent, $KITTY_AGENT, config `identity`, git user.name/email, `user`."""
         return who_acts(self, agent)
 
-    # -- the one write path (services/missionwrite.py) ------------------------
+    # -- the one write path (mission/record.py) ------------------------
     def transition(
         self, wp_id: str, from_lane: str, to_lane: str, actor: Any, **fields: Any
     ) -> dict[str, Any]:
@@ -213,13 +213,13 @@ class Mission:
 
     def record(self, build: Builder) -> list[dict[str, Any]]:
         """Lock, re-read, let `build` validate against the fresh board, append, fsync
-        (missionwrite.record)."""
+        (record.record)."""
         from kitty.mission.record import record
 
         return record(self, build)
 
     def publish_status(self, board: Board, end: int) -> bool:
-        """`store_status` after an append; a failure is a warning (missionwrite)."""
+        """`store_status` after an append; a failure is a warning (mission/record.py)."""
         from kitty.mission.record import publish_status
 
         return publish_status(self, board, end)

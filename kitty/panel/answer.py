@@ -1,6 +1,6 @@
 """`kitty review answer`: the blocker bridge and the soft warning's continue/abort, then the
-loop goes on. The rules (answers checked, the re-dispatch cap) are core/paneldata.py and
-core/panelrules.py."""
+loop goes on. The rules (answers checked, the re-dispatch cap) are panel/rules/data.py and
+panel/rules/rounds.py."""
 
 from __future__ import annotations
 

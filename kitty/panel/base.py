@@ -1,5 +1,5 @@
 """The review panel runner's footing: the mission it works on, trust, the WP's lanes
-(claim, park, record a verdict) and agent processes. services/panel.py runs the loop."""
+(claim, park, record a verdict) and agent processes. panel/runner.py runs the loop."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The review panel runner's fixing half: the implementer's fix dispatch and the test gate.
 What follows a fix (a blocker HALT, the tests, a retry, the next round) is decided by
-core/panelrules.py."""
+panel/rules/rounds.py."""
 
 from __future__ import annotations
 

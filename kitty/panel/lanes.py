@@ -1,5 +1,5 @@
 """The review panel runner's records: the WP's lanes (claim, park, resume), the verdicts,
-merged.json, the HALT file and the result. What to record is decided by core/panelrules.py."""
+merged.json, the HALT file and the result. What to record is decided by panel/rules/rounds.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The review panel's effects at the edge: agent processes, the test command, git reads
-and the write-once files. No rule lives here (those are core/panelrules.py)."""
+and the write-once files. No rule lives here (those are panel/rules/rounds.py)."""
 
 from __future__ import annotations
 

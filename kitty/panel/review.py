@@ -1,6 +1,6 @@
 """The review panel runner's reviewing half: a round's reviewers in waves, and the
 contrarian. Which reviewers, how many at a time and what their returns mean is decided
-by core/panelrules.py and core/paneldata.py."""
+by panel/rules/rounds.py and panel/rules/data.py."""
 
 from __future__ import annotations
 

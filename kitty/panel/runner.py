@@ -7,11 +7,11 @@ findings, and ends with a verdict: CONVERGED (approved), changes requested (the
 implementer gets a fix dispatch, then `review.test_command`), or HALT (a
 write-once artifact; the WP waits for an arbiter or `kitty review answer`).
 
-The rules are pure (core/panelrules.py `next_actions`, core/paneldata.py,
-core/panelreport.py); this runner and its halves (panel_review, panel_fix,
-panel_lanes, panel_base, panel_procs) only start processes, read their files into
+The rules are pure (panel/rules/rounds.py `next_actions`, panel/rules/data.py,
+panel/rules/report.py); this runner and its halves (panel/review.py, fix.py,
+lanes.py, base.py, procs.py) only start processes, read their files into
 data and write the files and moves the actions name. `kitty review answer` is
-services/panel_answer.py.
+panel/answer.py.
 
 Lanes: a round's verdict is recorded with the existing review path (review-cycle
 file, cycle count), so status, next, the board and the sprint understand it.

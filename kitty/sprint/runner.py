@@ -18,10 +18,10 @@ The parts, each readable and testable alone: `kitty.sprint.rules.plan` decides
 `kitty.sprint.supervise` runs and watches the agent processes and measures the
 orchestrator, `kitty.sprint.report` builds the summary and the dry-run
 plan, `kitty.sprint.resume` finds what a killed sprint left running.
-The sprint itself is split by job: `sprint_preflight` refuses before anything
-starts, `sprint_state` holds the options, the state and the mission as last read,
-`sprint_records` records what an agent's exit means, `sprint_start` claims and
-launches, `sprint_finish` accepts, merges and sums up. This module is the loop
+The sprint itself is split by job: `sprint.preflight` refuses before anything
+starts, `sprint.state` holds the options, the state and the mission as last read,
+`sprint.records` records what an agent's exit means, `sprint.start` claims and
+launches, `sprint.finish` accepts, merges and sums up. This module is the loop
 that connects them to the mission's one write path.
 """
 

@@ -1,6 +1,6 @@
 """A sprint's options and state: what it runs, what runs now, and the mission as last read.
 
-The parts of a sprint (`kitty.sprint.records`, `sprint_start`, `sprint_finish`
+The parts of a sprint (`kitty.sprint.records`, `sprint.start`, `sprint.finish`
 and the loop in `kitty.sprint.runner`) share this state; a sprint across machines
 (`kitty.sprint.team`) overrides the hooks at the end.
 """

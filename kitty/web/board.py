@@ -33,7 +33,7 @@ _QUIET = frozenset({"heartbeat"})
 
 def ordered_events(mission: Mission) -> list[Transition | Annotation]:
     """Transitions and annotations in replay order: each event id's first line (of any
-    kind, as replay keeps it), sorted by time (`logread.replay_order`)."""
+    kind, as replay keeps it), sorted by time (`core.log.read.replay_order`)."""
     from kitty.core.log.read import replay_order
 
     return replay_order(mission.log.events)[0]

@@ -33,8 +33,8 @@ from kitty.web.handler import GONE, Handler
 from kitty.web.hub import Hub
 from kitty.web.streams import Streams
 
-#: The parts: `webaddress` (which hosts are this machine), `webhub` (one live model
-#: per mission), `webstreams` (the event streams, one thread), `webhandler` (the
+#: The parts: `web.address` (which hosts are this machine), `web.hub` (one live model
+#: per mission), `web.streams` (the event streams, one thread), `web.handler` (the
 #: requests and the edits); this module binds, limits connections and serves.
 __all__ = ["BoardServer", "default_mission", "is_loopback", "make_server", "serve", "url_of"]
 

@@ -19,9 +19,9 @@ only warn. The rule:
   is pending; the next kitty write commits it anyway (it is still pending);
 * with `agents.auto_commit_delay: D` (seconds, > 0) a command that wrote only the log
   and kitty's shared files leaves its commit to a background committer that commits
-  once the log has been quiet for D seconds (services/deferredcommit.py).
+  once the log has been quiet for D seconds (workflow/deferredcommit.py).
 
-The commit itself: services/commitpaths.py (plain `git`, never GitPython: ~120 ms a move).
+The commit itself: workflow/commitpaths.py (plain `git`, never GitPython: ~120 ms a move).
 """
 
 from __future__ import annotations

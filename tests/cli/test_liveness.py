@@ -21,7 +21,7 @@ MIN_US = 60 * 1_000_000
 
 
 def heartbeat(repo: Path, pid: int) -> None:
-    """What the sprint records for a running agent (services/sprint.py heartbeat)."""
+    """What the sprint records for a running agent (sprint/runner.py heartbeat)."""
     mission = Mission.open(repo, "demo-01ABCDEF")
     record = mission.annotation("WP01", "claude", {"heartbeat": "now", "agent_pid": pid})
     mission.record(lambda board: [record])

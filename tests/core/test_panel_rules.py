@@ -1,7 +1,7 @@
 """The review panel's rules on plain data: one test per rule of REVIEW-LOOP.md §2-3.
 
 No process, no git: `next_actions(state, results, settings)` and the pure helpers of
-core/paneldata.py and core/panelreport.py. The live loop is tests/cli/test_review_panel.py.
+panel/rules/data.py and panel/rules/report.py. The live loop is tests/cli/test_review_panel.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The review panel's data (REVIEW-LOOP.md §3), pure: settings, the plan's entries, waves,
 and what a process's return means (a reviewer's report, a blocker's shape, the contrarian's
-verdicts, the answers to a blocker). core/panelrules.py decides the next actions from it.
+verdicts, the answers to a blocker). panel/rules/rounds.py decides the next actions from it.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@
 round is in, what came back from the processes (reviewer reports, the contrarian's
 verdicts, the fix's return file, the test command's exit) and the settings: dispatch
 reviewers, merge, challenge, converge, reject, fix, run the test gate, start the next
-round, or HALT with a reason. The runner (services/panel.py) only starts the processes,
+round, or HALT with a reason. The runner (panel/runner.py) only starts the processes,
 reads their files into `Results` and writes the files the actions name; the merge rules
-(§2) are core/findings.py, the data shapes core/paneldata.py.
+(§2) are workflow/rules/findings.py, the data shapes panel/rules/data.py.
 """
 
 from __future__ import annotations

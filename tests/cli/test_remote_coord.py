@@ -343,3 +343,18 @@ def test_stamps_follow_every_event_already_logged_and_each_other(
         for char in rec["event_id"][:10]:
             ms = ms * 32 + crockford.index(char)
         assert ms == at // 1000
+
+
+def test_a_transaction_waits_for_the_missions_local_lock(
+    two: tuple[Path, Mission, Mission], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, a, _ = two
+    from kitty.adapters import eventlog
+
+    monkeypatch.setenv("KITTY_LOCK_TIMEOUT", "0")
+    with (
+        eventlog.locked(a.project.lock_path(SLUG), "a move"),
+        pytest.raises(LockBusy) as caught,
+    ):
+        remote.transact(a, "origin", lambda _: [note("alice")], "locked out")
+    assert caught.value.message.startswith(f"mission {SLUG} is locked by another kitty process")

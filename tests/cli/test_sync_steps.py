@@ -68,6 +68,8 @@ def test_a_rejected_push_is_retried_after_a_merge_and_the_retry_is_seen(
     assert result["head"] == git(bare, "rev-parse", "main").strip()
     assert len(result["commits"]) == 1  # kitty's commit, made once
     assert "other.txt" in git(bare, "ls-tree", "--name-only", "main")
+    merge = git(a, "log", "--merges", "-1", "--format=%s%n%P", "HEAD").split()
+    assert " ".join(merge[:4]) == "kitty: sync with origin/main" and len(merge) == 6
     assert '"to_lane": "claimed"' in git(bare, "show", f"main:{LOG}")
     assert not marker(a).exists()
 
@@ -187,12 +189,14 @@ def test_a_merge_that_stops_is_undone_and_named(two: tuple[Path, Path, Path]) ->
     _, a, b = two
     for repo, text in ((a, "alice\n"), (b, "bob\n")):
         (repo / "README.md").write_text(text)
+        (repo / "notes.md").write_text(text)
+        git(repo, "add", "notes.md")
         git(repo, "commit", "-q", "-am", "readme")
     syncmod.sync(a, "origin")
     with pytest.raises(GuardRefused) as caught:
         syncmod.sync(b, "origin")
     assert caught.value.message == (
-        "merging origin/main stops on README.md; the merge was undone and kitty's own "
+        "merging origin/main stops on README.md, notes.md; the merge was undone and kitty's own "
         "commits were kept"
     )
     assert caught.value.hint == "git pull origin main, resolve those files, then run kitty sync"

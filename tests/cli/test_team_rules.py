@@ -544,3 +544,35 @@ def test_a_finish_ref_that_already_exists_is_no_notice(
     refuse_finish(bare, "that ref already exists")
     assert not east.claim_finish()
     assert east.__dict__["notes"] == []
+
+
+def test_a_won_claim_starts_the_agent_and_publishes_at_once(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    started: list[tuple[Any, ...]] = []
+
+    def start(self: Any, mission: Mission, wp_id: str, role: str, agent: str) -> str:
+        started.append((mission.slug, wp_id, role, agent))
+        add_note(self, f"started-{role}")
+        return "parent's answer"
+
+    monkeypatch.setattr(teamsprint.Sprint, "start", start)
+    on(east, monkeypatch)
+    east.last_publish = teamsprint.time.monotonic()  # just published: only a forced one goes
+    assert east.start(east.mission(), "WP01", IMPLEMENT, "claude") == "parent's answer"
+    assert started == [(SLUG, "WP01", IMPLEMENT, "claude")]
+    assert f'"started-{IMPLEMENT}"' in coord_log(bare)
+    # a review whose base commit is here: claimed, checked out, started
+    mission = east.mission()
+    st = mission.board.get("WP02")
+    st.lane = lanes.FOR_REVIEW
+    st.scalars["base_commit"] = git(east.repo, "rev-parse", "HEAD").strip()
+    checked: list[str] = []
+    monkeypatch.setattr(RemoteSprint, "checkout_for_review", lambda self, w: checked.append(w))
+    monkeypatch.setattr(
+        RemoteSprint, "claim", lambda self, m, w, r, a: (w, r, a) == ("WP02", REVIEW, "codex")
+    )
+    assert east.start(mission, "WP02", REVIEW, "codex") == "parent's answer"
+    assert checked == ["WP02"] and started[-1] == (SLUG, "WP02", REVIEW, "codex")
+    assert east.__dict__["notes"] == []

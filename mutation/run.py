@@ -1,4 +1,5 @@
-"""`make mutation`: mutmut over kitty/core, the write path, the security, team and cache code.
+"""`make mutation`: mutmut over the pure rules (kitty/core, every rules/ package), the write
+path, the security, team and cache code.
 
 Each module listed in mutation/modules.toml is mutated in its own scratch copy
 (.mutation/<module>/), with only the tests listed for it; mutmut then runs, for
@@ -12,9 +13,10 @@ score.
     python mutation/run.py --table           # the table of the last run, nothing re-run
     python mutation/run.py --show            # also print the diff of every survivor
 
-Exit status: 1 when the mutants of kitty/core are killed below --min-core percent
-(default 90), when a module with a `min` in modules.toml (the security, team and
-cache code: 85) scores below it, or when a module could not be run; 0 otherwise.
+Exit status: 1 when the mutants of the pure rules (kitty/core and every rules/ package)
+are killed below --min-core percent (default 90), when a module with a `min` in
+modules.toml (the security, team and cache code: 85) scores below it, or when a module
+could not be run; 0 otherwise.
 Only the modules of this run (or, with --table, the ones chosen) are judged.
 """
 
@@ -34,6 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "mutation"
 WORK = ROOT / ".mutation"
 CORE = "kitty/core/"
+
+
+def is_rules(module: str) -> bool:
+    """The pure rules: kitty/core and every subsystem's rules/ package (held to --min-core)."""
+    return module.startswith(CORE) or "/rules/" in module
+
 
 # mutmut's exit codes per mutant (mutmut/stats.py); everything else is "suspicious".
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, or a timeout (an endless loop)
@@ -71,13 +79,14 @@ def load_config() -> tuple[dict[str, list[str]], dict[str, str]]:
     listed = tomllib.loads((HERE / "modules.toml").read_text())["modules"]
     equivalent = tomllib.loads((HERE / "equivalent.toml").read_text()).get("equivalent", {})
     modules = {path: list(spec["tests"]) for path, spec in listed.items()}
-    for path in sorted((ROOT / CORE).glob("*.py")):
+    pure = [*(ROOT / CORE).rglob("*.py"), *(ROOT / "kitty").glob("*/rules/*.py")]
+    for path in sorted(pure):
         name = path.relative_to(ROOT).as_posix()
         if path.name != "__init__.py" and name not in modules:
             modules[name] = ["tests/core"]  # a new core module: the core tests, until listed
     for name in [m for m in modules if not (ROOT / m).exists()]:
         del modules[name]
-    core_first = sorted(modules, key=lambda m: (not m.startswith(CORE), m))
+    core_first = sorted(modules, key=lambda m: (not is_rules(m), m))
     return {m: modules[m] for m in core_first}, dict(equivalent)
 
 
@@ -190,9 +199,9 @@ def table(scores: list[Score]) -> str:
     for s in scores:
         rows.append(row(s.module.removeprefix("kitty/"), [s]))
     rows.append("-" * len(head))
-    core = [s for s in scores if s.module.startswith(CORE)]
+    core = [s for s in scores if is_rules(s.module)]
     if core:
-        rows.append(row("kitty/core (all)", core))
+        rows.append(row("pure rules (all)", core))
     rows.append(row("all mutated modules", scores))
     return "\n".join(rows)
 
@@ -247,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n(--show prints each surviving mutant's diff)")
     if missing:
         print("\nnot run yet: " + ", ".join(missing))
-    core = [s for s in scores if s.module.startswith(CORE)]
+    core = [s for s in scores if is_rules(s.module)]
     killed = sum(s.killed for s in core)
     counted = sum(s.counted for s in core)
     if failed:

@@ -120,7 +120,10 @@ def main() -> None:
     parser.add_argument("--wps", type=int, default=10_000)
     parser.add_argument("--moves", type=int, default=20)
     parser.add_argument("--delays", type=float, nargs="+", default=[0.0, 2.0])
+    parser.add_argument("--smoke", action="store_true", help="a tiny run: 20 WPs, 4 moves")
     args = parser.parse_args()
+    if args.smoke:
+        args.wps, args.moves, args.delays = 20, 4, [0.0, 0.3]
     kitty = str(Path(args.kitty).resolve())
     with tempfile.TemporaryDirectory(prefix="kitty-growth-") as tmp:
         root = Path(tmp) / "repo"
@@ -132,15 +135,20 @@ def main() -> None:
         log = root / "kitty-specs" / slug / "status.events.jsonl"
         print(f"{args.wps} WPs, log {log.stat().st_size / MIB:.0f} MiB, {args.moves} moves")
         wp = pick(kitty, root, args.wps)
+        print(
+            "| delay (s) | commits / moves | moves wall (s) | moves CPU (s) "
+            "| .git MiB per 1,000 moves | after gc --prune=now |"
+        )
+        print("|---|---|---|---|---|---|")
         for delay in args.delays:
             row = stream(kitty, root, wp, args.moves, delay)
             print(
-                f"delay {delay:g} s: {row['commits']:.0f} commits for {args.moves} moves; "
-                f"moves {row['moves_wall_s']:.1f} s wall, {row['moves_cpu_s']:.1f} s CPU "
-                f"(committer not counted); .git grows {row['mib_per_1000']:,.0f} MiB per "
-                f"1,000 moves, {row['gc_mib_per_1000']:,.1f} MiB after git gc --prune=now",
+                f"| {delay:g} | {row['commits']:.0f} / {args.moves} | {row['moves_wall_s']:.1f} "
+                f"| {row['moves_cpu_s']:.1f} | {row['mib_per_1000']:,.0f} "
+                f"| {row['gc_mib_per_1000']:,.1f} |",
                 flush=True,
             )
+        print("(the background committer's CPU is not counted)")
 
 
 if __name__ == "__main__":

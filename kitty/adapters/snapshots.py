@@ -88,7 +88,7 @@ def gc_paused() -> Iterator[None]:
 def _code_key() -> tuple[Any, ...]:
     from kitty import __version__
     from kitty.core import clock, frontmatter, lanes, model, wpfile
-    from kitty.core.log import admit, apply, events, holders, state
+    from kitty.core.log import admit, apply, events, holders, records, state
     from kitty.core.log import read as logread
 
     stamps: list[tuple[int, int] | None] = []
@@ -102,6 +102,7 @@ def _code_key() -> tuple[Any, ...]:
         lanes,
         logread,
         model,
+        records,
         state,
         wpfile,
     )
@@ -142,10 +143,10 @@ def _positional(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
 
 def _dispatch_table() -> dict[type, Any]:
     from kitty.core import model
-    from kitty.core.log import apply, events, state
+    from kitty.core.log import apply, events, records, state
 
     table: dict[type, Any] = dict(copyreg.dispatch_table)
-    for module in (apply, events, model, state):
+    for module in (apply, events, model, records, state):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__:
                 reduce = _positional(value)

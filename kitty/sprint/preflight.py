@@ -18,7 +18,7 @@ from kitty.mission.workspace import Mission
 from kitty.sprint.rules import plan as sprintplan
 
 if TYPE_CHECKING:
-    from kitty.sprint.state import Options
+    from kitty.sprint.rules.plan import Options
 
 
 def check_options(opts: Options) -> None:

@@ -40,9 +40,9 @@ from kitty.sprint.finish import Finishing
 from kitty.sprint.preflight import preflight
 from kitty.sprint.resume import adoptions
 from kitty.sprint.rules import plan as sprintplan
-from kitty.sprint.rules.plan import IMPLEMENT, PANEL, REVIEW, Step
+from kitty.sprint.rules.plan import IMPLEMENT, PANEL, REVIEW, Options, Step
 from kitty.sprint.start import Starting
-from kitty.sprint.state import REREAD, Emit, Options
+from kitty.sprint.state import REREAD, Emit
 from kitty.sprint.supervise import Job
 from kitty.workflow import moves
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from kitty.sprint import supervise
 from kitty.sprint.preflight import check_options, require_trust
 from kitty.sprint.report import WPStats
 from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules.plan import Options
 from kitty.sprint.supervise import Job, Meter
 from kitty.workflow.nextstep import context
 
@@ -34,24 +35,6 @@ REREAD = 5.0
 #: Save the log's snapshot again once this much was appended since (bytes; a command
 #: that reads once waits for 256 KiB).
 SNAPSHOT_TAIL = 16 * 1024
-
-
-@dataclass
-class Options:
-    implementers: list[str]
-    reviewers: list[str]
-    parallel: int = 2
-    timeout: int = 1800
-    max_cycles: int | None = None
-    merge: bool = False
-    caffeinate: bool = True
-    dry_run: bool = False
-    retries: int = 2
-    poll: float = 0.2
-    heartbeat_every: float = 60.0
-    arbiter: str = "escalate"  # escalate | approve
-    review_panel: list[str] | None = None  # personas: reviews run as `kitty review run`
-    remote: str | None = None  # share the mission with sprints on other machines
 
 
 def run_id() -> str:

@@ -21,25 +21,44 @@ from kitty.web import board as webboard
 from kitty.web.address import host_is_loopback
 
 if TYPE_CHECKING:
-    from kitty.web.serve import BoardServer
+    from typing import Protocol
+
+    from kitty.web.hub import Hub
+    from kitty.web.streams import Streams
+
+    class Served(Protocol):
+        """What a request needs of the server it came to (web/serve.py's BoardServer)."""
+
+        hub: Hub
+        streams: Streams
+        edit_token: str | None
+        allow_remote: bool
+        quiet: bool
+        idle_timeout: float
+        server_port: int
+
 
 #: What a client going away looks like (normal: a tab closed, a laptop slept).
 GONE = (ConnectionError, TimeoutError)
 
 
 class Handler(BaseHTTPRequestHandler):
-    server: BoardServer
     protocol_version = "HTTP/1.1"
     server_version = "kitty-board"
     sys_version = ""
 
+    @property
+    def board(self) -> Served:
+        """The server this request came to (a BoardServer)."""
+        return self.server  # type: ignore[return-value]
+
     def setup(self) -> None:
         super().setup()
         # A socket that never sends (or finishes) a request is closed after this long.
-        self.connection.settimeout(self.server.idle_timeout)
+        self.connection.settimeout(self.board.idle_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
-        if self.server.quiet:
+        if self.board.quiet:
             return
         super().log_message(format, *args)
 
@@ -70,7 +89,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _host_ok(self) -> bool:
         """Refuse other Host names on a loopback server (DNS rebinding)."""
-        return self.server.allow_remote or host_is_loopback(self.headers.get("Host") or "")
+        return self.board.allow_remote or host_is_loopback(self.headers.get("Host") or "")
 
     # -- routes --------------------------------------------------------------------------
     def do_HEAD(self) -> None:
@@ -103,7 +122,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_POST(self) -> None:
-        if self.server.edit_token is None:
+        if self.board.edit_token is None:
             self._error(
                 HTTPStatus.METHOD_NOT_ALLOWED,
                 "the board is read-only (`kitty board --serve --edit` allows edits)",
@@ -136,7 +155,7 @@ class Handler(BaseHTTPRequestHandler):
         if route is None:
             self._error(HTTPStatus.NOT_FOUND, "not found")
             return
-        why = edit_refusal(self.headers, self.server.edit_token or "", self.server.server_port)
+        why = edit_refusal(self.headers, self.board.edit_token or "", self.board.server_port)
         if why is not None:
             # `why` repeats request headers: shown inert on the terminal running the server
             print(f"kitty board: refused an edit: {printable(why)}", file=sys.stderr)
@@ -164,7 +183,7 @@ class Handler(BaseHTTPRequestHandler):
                 {"code": "usage", "message": "the body must be a JSON object", "hint": ""},
             )
             return
-        hub = self.server.hub
+        hub = self.board.hub
         try:
             mission = Mission.open(hub.root, hub.resolve(_text(body, "mission", required=False)))
             result = route(mission, body)
@@ -175,24 +194,24 @@ class Handler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, result)
 
     def _page(self, name: str | None, _query: dict[str, list[str]]) -> None:
-        hub = self.server.hub
+        hub = self.board.hub
         snap = hub.snapshot(hub.resolve(name))
         model = snap.model
-        if self.server.edit_token is not None:
-            model = dict(model, edit={"token": self.server.edit_token})
+        if self.board.edit_token is not None:
+            model = dict(model, edit={"token": self.board.edit_token})
         page = webboard.render_page(model, live=True)
         csp = webboard.content_security_policy(live=True)
         self._send(200, "text/html; charset=utf-8", page, {"Content-Security-Policy": csp})
 
     def _api(self, name: str | None, _query: dict[str, list[str]]) -> None:
-        hub = self.server.hub
+        hub = self.board.hub
         snap = hub.snapshot(hub.resolve(name))
         self._send(200, "application/json; charset=utf-8", snap.payload)
 
     def _events(self, name: str | None, query: dict[str, list[str]]) -> None:
         """Answer with the stream's headers, then hand the socket to the server's one
         broadcaster thread: an open stream costs no thread."""
-        hub = self.server.hub
+        hub = self.board.hub
         slug = hub.resolve(name)
         seen = (query.get("since") or [""])[0]
         self._headers(200, "text/event-stream; charset=utf-8", None, {"Connection": "keep-alive"})
@@ -200,7 +219,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"retry: 1000\n\n")
         self.wfile.flush()
         if self.command == "GET":
-            self.server.streams.add(self.connection, slug, seen)
+            self.board.streams.add(self.connection, slug, seen)
 
 
 #: The largest edit request accepted (a move or a new WP is a few hundred bytes).

@@ -18,7 +18,7 @@ from kitty.core.log.events import Transition
 from kitty.core.log.holders import NOT_HOLDER, holder_conflict
 
 if TYPE_CHECKING:
-    from kitty.core.log.state import WPState
+    from kitty.core.log.records import WPState
 
 _NO_POLICY: dict[str, Any] = {}  # read only
 

@@ -9,14 +9,14 @@ claim's process. `kitty.core.log.admit` decides first whether a transition appli
 from __future__ import annotations
 
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kitty.core import lanes
 from kitty.core.log.events import Annotation, Transition
+from kitty.core.log.records import ReviewRecord
 
 if TYPE_CHECKING:
-    from kitty.core.log.state import WPState
+    from kitty.core.log.records import WPState
 
 #: Annotation delta keys with a dedicated meaning; other scalars are kept latest-wins.
 _STRUCTURED_DELTA = frozenset(
@@ -45,21 +45,6 @@ SK_NOTED_SLOTS = (
 SK_RELEASED_SLOTS = ("agent", "shell_pid", "shell_pid_created_at")
 #: Policy keys of a claim made through a remote (see kitty.teams.leases).
 LEASE_KEYS = ("machine", "lease_seconds")
-
-
-@dataclass(slots=True)
-class ReviewRecord:
-    """One review verdict carried by a transition out of review."""
-
-    verdict: str
-    reviewer: str | None
-    at: str
-    reference: str | None
-    feedback_path: str | None
-    to_lane: str
-    event_id: str
-    cycle: int | None = None  # the rejection number, for changes_requested verdicts
-    note: str | None = None
 
 
 _NO_POLICY: dict[str, Any] = {}  # read only

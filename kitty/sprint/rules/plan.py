@@ -17,6 +17,27 @@ from kitty.core import lanes
 from kitty.core.decide import Context, Queues, stalled
 from kitty.core.log.state import WPState
 
+
+@dataclass
+class Options:
+    """What `kitty sprint` was asked to do (its options, as data)."""
+
+    implementers: list[str]
+    reviewers: list[str]
+    parallel: int = 2
+    timeout: int = 1800
+    max_cycles: int | None = None
+    merge: bool = False
+    caffeinate: bool = True
+    dry_run: bool = False
+    retries: int = 2
+    poll: float = 0.2
+    heartbeat_every: float = 60.0
+    arbiter: str = "escalate"  # escalate | approve
+    review_panel: list[str] | None = None  # personas: reviews run as `kitty review run`
+    remote: str | None = None  # share the mission with sprints on other machines
+
+
 IMPLEMENT, REVIEW = "implement", "review"
 #: The agent name of a review run by a persona panel (`kitty review run`).
 PANEL = "review-panel"

@@ -157,21 +157,21 @@ def test_status_refresh_failure_after_append_is_exit_0_with_rebuild_hint(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mission = make_mission(repo, wps=WPS)
-    from kitty.mission import record  # the mission's one write path writes status.json
+    from kitty.mission import workspace  # the mission's one write path writes status.json
 
-    real = record.atomic_write
+    real = workspace.atomic_write
 
     def failing(path: Path, text: str) -> None:
         if path.name == "status.json":
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(record, "atomic_write", failing)
+    monkeypatch.setattr(workspace, "atomic_write", failing)
     run = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
     assert run.code == 0, run.err
     assert "warning:" in run.err and "kitty rebuild --mission demo-01ABCDEF" in run.err
     assert json.loads(_log_lines(mission)[-1])["to_lane"] == "claimed"
-    monkeypatch.setattr(record, "atomic_write", real)
+    monkeypatch.setattr(workspace, "atomic_write", real)
     ok(repo, "rebuild")
     status = json.loads((mission / "status.json").read_text())
     assert "claimed" in json.dumps(status)

@@ -233,6 +233,38 @@ def luminance(css: str) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
+def test_keys_pressed_while_the_details_close_keep_their_focus(
+    repo: Path, watched: Watched
+) -> None:
+    """Closing the details gives focus back to the card, but only when nothing took it in
+    the meantime: `/` pressed right after Esc (before the dialog's close event ran, as on a
+    busy machine) must leave the focus in the filter."""
+    mission_with_history(repo)
+    served = serve(repo)
+    page = watched.page
+    try:
+        page.goto(served.url)
+        page.wait_for_selector(".card")
+        page.focus(".card[data-wp=WP01]")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("dialog[open]")
+        # close and focus the filter in one task: the close event comes after both
+        page.evaluate(
+            "document.getElementById('detail').close();document.getElementById('filter').focus()"
+        )
+        page.wait_for_timeout(200)
+        assert page.evaluate("document.activeElement.id") == "filter"
+        # with nothing focused meanwhile, the card gets its focus back
+        page.focus(".card[data-wp=WP01]")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("dialog[open]")
+        page.keyboard.press("Escape")
+        wait_for(page, "document.activeElement.dataset.wp === 'WP01'", timeout=3000)
+    finally:
+        stop(served)
+    assert watched.errors == []
+
+
 def test_the_static_export_works_offline(repo: Path, watched: Watched, tmp_path: Path) -> None:
     mission_with_history(repo)
     out = tmp_path / "board.html"

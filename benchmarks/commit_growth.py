@@ -20,15 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import ENV
 from missions import add_history, init_repo, kitty_mission
 
-ENV = dict(
-    os.environ,
-    GIT_AUTHOR_NAME="bench",
-    GIT_AUTHOR_EMAIL="bench@example.invalid",
-    GIT_COMMITTER_NAME="bench",
-    GIT_COMMITTER_EMAIL="bench@example.invalid",
-)
 MIB = 2**20
 
 

@@ -159,7 +159,7 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
     Example:
       kitty accept --mission checkout
     """
-    from kitty.workflow.merging import accept as run_accept
+    from kitty.workflow.acceptance import accept as run_accept
 
     result = run_accept(open_mission(ctx, mission), agent)
     text = (

@@ -52,7 +52,8 @@ class Finishing(SprintState):
 
     def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
         """Accept the mission (and merge it, with --merge); problems go to `result`."""
-        from kitty.workflow.merging import NotReady, accept, merge
+        from kitty.workflow.acceptance import NotReady, accept
+        from kitty.workflow.merging import merge
 
         # Subtasks a rejection reset on an arbiter-approved WP: accept records them
         # (actor accept, naming the approval), in nobody's name (issue 22.8).

@@ -17,12 +17,8 @@ from kitty.core.transitions import MoveRequest, Policy, check_move, issue_blocke
 from kitty.errors import GitError, GuardRefused, UsageError
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_branch, lane_path, mission_branch, target_branch
-from kitty.workflow.acceptance import NotReady, accept, active_ids
+from kitty.workflow.acceptance import NotReady, active_ids
 from kitty.workflow.autocommit import autocommit
-
-#: `kitty accept` lives in kitty.workflow.acceptance; importable from here as before.
-__all__ = ["MergeConflict", "NotReady", "accept", "dry_run", "merge", "plan"]
-
 
 # -- merge -------------------------------------------------------------------
 

@@ -145,6 +145,8 @@ def run(argv: list[str], freeze: bool = False) -> int | None:
     as_json = bool(options.get("json"))
     if body == "status" and _served(cwd, options, as_json):
         return 0
+    if body == "next_" and not options.get("claim") and _served(cwd, options, as_json, True):
+        return 0
     if freeze:
         from kitty.adapters import snapshots
 
@@ -165,11 +167,12 @@ def run(argv: list[str], freeze: bool = False) -> int | None:
         return _failed(exc, argv if writes else [], as_json)
 
 
-def _served(cwd: str, options: dict[str, Any], as_json: bool) -> bool:
+def _served(cwd: str, options: dict[str, Any], as_json: bool, next_: bool = False) -> bool:
     try:
         from kitty import hot
 
-        return hot.cached_status(cwd, options.get("mission"), as_json)
+        mission, agent = options.get("mission"), options.get("agent")
+        return hot.cached_status(cwd, mission, as_json, agent, next_)
     except BrokenPipeError:
         return True
     except Exception:
@@ -182,7 +185,8 @@ def _arguments(body: str, options: dict[str, Any]) -> dict[str, Any]:
     if body == "status":
         return given | {"cache": True}
     if body == "next_":
-        return given | {"agent": options.get("agent"), "claim": bool(options.get("claim"))}
+        claim = bool(options.get("claim"))
+        return given | {"agent": options.get("agent"), "claim": claim, "cache": not claim}
     if body == "mcp":
         return {}
     if body == "mark_status":

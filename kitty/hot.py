@@ -89,12 +89,15 @@ def status(
     return 0
 
 
-def cached_status(cwd: str, mission: str | None, as_json: bool) -> bool:
-    """Print what the same `kitty status` printed last, when nothing it read changed since;
-    False (nothing printed) otherwise."""
+def cached_status(
+    cwd: str, mission: str | None, as_json: bool, agent: str | None = None, next_: bool = False
+) -> bool:
+    """Print what the same `kitty status` (with `next_`: `kitty next --agent agent`)
+    printed last, when nothing it read changed since; False (nothing printed) otherwise."""
     from kitty.adapters import viewcache
 
-    record = viewcache.lookup(cwd, mission, as_json)
+    command = viewcache.next_command(agent) if next_ else viewcache.STATUS
+    record = viewcache.lookup(cwd, mission, as_json, command)
     if record is None:
         return False
     out, err, git = record["out"], record["err"], record["git"]
@@ -116,15 +119,52 @@ def next_(
     as_json: bool,
     claim: bool = False,
     remote: str | None = None,
+    cache: bool = False,
 ) -> int:
-    """`kitty next` (with `claim`: `kitty next --claim`)."""
-    from kitty.output import emit
+    """`kitty next` (with `claim`: `kitty next --claim`); `cache`: keep the printed bytes
+    for the next identical read (kitty/adapters/viewcache.py), as `status` does."""
+    from kitty.output import emit_text
     from kitty.workflow.nextstep import next_step
     from kitty.workflow.rules.render import next_text
 
-    decision = next_step(_open(cwd, mission), agent, claim, remote).to_json()
-    emit(decision, next_text(decision), as_json)
+    if claim or remote:
+        cache = False
+    if not cache:
+        decision = next_step(_open(cwd, mission), agent, claim, remote).to_json()
+        put(emit_text(decision, next_text(decision), as_json))
+        return 0
+    from kitty.adapters import viewcache
+    from kitty.adapters.eventlog import now_us
+
+    now = now_us()  # before anything is read (the racy window counts from here)
+    opened = _open(cwd, mission)
+    project = opened.project
+    deps = viewcache.dependencies(
+        cwd, str(project.worktree), str(opened.dir), str(project.config_path)
+    )
+    changes: list[int] = []
+    decision = next_step(opened, agent, clock=(now, changes)).to_json()
+    out = emit_text(decision, next_text(decision), as_json)
+    if _storable_next(opened, agent):
+        command = viewcache.next_command(agent)
+        common = str(project.git_common_dir)
+        window = (now, changes)
+        viewcache.store(cwd, mission, as_json, common, deps, window, (out, ""), None, command)
+    put(out)
     return 0
+
+
+def _storable_next(opened: Mission, agent: str | None) -> bool:
+    """A `next` depends only on the cache's inputs: its agent does not come from git's
+    config, and it read no HALT file (files the log points at)."""
+    import os
+
+    from kitty.adapters.viewcache import AGENT_ENV
+
+    named = (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip()
+    if not named and not opened.config.identity:
+        return False
+    return not any(st.scalars.get("review_halt") for st in opened.board.wps.values())
 
 
 def move(cwd: str, mission: str | None, wp: str, to: str, as_json: bool, **opts: Any) -> int:

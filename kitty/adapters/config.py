@@ -35,11 +35,11 @@ class Config:
 
 
 def _load_yaml(path: Path, display: str) -> dict[str, Any]:
-    import yaml
-
     text = read_text(path, display)
     if text is None:
-        return {}
+        return {}  # no config: PyYAML is not even imported
+    import yaml
+
     from kitty.core.wpfile import AliasBomb, safe_yaml
 
     try:

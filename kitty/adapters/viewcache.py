@@ -1,24 +1,28 @@
-"""A disposable cache of `kitty status`'s finished output, for warm reads of big missions.
+"""A disposable cache of the finished output of `kitty status` and `kitty next`, for warm reads.
 
-`kitty status [--json] [--mission M]` on the fast path (kitty/fastpath.py) first
-looks here: when every input of the last identical command is unchanged, the
-bytes it printed are printed again, without importing or reading anything else.
+`kitty status [--json] [--mission M]` and `kitty next [--json] [--agent A]
+[--mission M]` (without --claim) on the fast path (kitty/fastpath.py) first look
+here: when every input of the last identical command is unchanged, the bytes it
+printed are printed again, without importing or reading anything else.
 The record lives in the git directory (`<git dir>/kitty/cache/.status-views/`),
 is never tracked, is never written under `KITTY_NO_CACHE=1`, and no result
 depends on it: a missing, corrupt, symlinked or foreign record is a miss.
 
 A record is served only when all of these are what they were when it was written:
 
-* the command: the directory it ran in, `--mission`, `$KITTY_MISSION`, `--json`,
-  the terminal width, colour and whether stdout is a terminal;
+* the command: which one, the directory it ran in, `--mission`, `$KITTY_MISSION`,
+  `--json`, the terminal width, colour and whether stdout is a terminal; for `next`,
+  `--agent` and `$KITTY_AGENT` (a `next` whose agent comes from git's user.name is
+  never stored: git's config is not among the inputs);
 * kitty's code (its version, Python's, the size and mtime of every module);
 * the lstat (type, inode, size, mtime, ctime) of every file and folder the
   output was read from: the mission's folder and each file in it, `tasks/` and
   each WP file, `kitty-specs/` and each mission folder in it (which mission is
   meant), `.kittify/config.yaml`, the checkout's `.git` and HEAD;
 * the clock is inside the window the output holds for: a lease expires, a review
-  turns silent, a silence's age (`2d4h`) ticks over; output that depends on
-  whether an agent's process is alive is never stored.
+  turns silent or STALLED, a printed age (`2d4h`, `for 12m`) ticks over; output that
+  depends on whether an agent's process is alive is never stored, nor a `next` that
+  read a HALT's questions (files the log points at).
 
 A record is not written when any of those files changed in the last two seconds
 (the racy-git rule: a change within the filesystem's timestamp granularity can
@@ -42,7 +46,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-FORMAT = 1
+FORMAT = 2
 DISABLE_ENV = "KITTY_NO_CACHE"
 MISSION_ENV = "KITTY_MISSION"
 FOLDER = ".status-views"  # not a mission slug: slugs start with a letter or digit
@@ -79,8 +83,21 @@ def terminal() -> tuple[int, bool, bool]:
     return max(40, columns()), tty and "NO_COLOR" not in os.environ, tty
 
 
-def key(start: str, mission: str | None, as_json: bool) -> tuple[object, ...]:
+#: The command a record is for: ("status",) or ("next", --agent, $KITTY_AGENT).
+Command = tuple[str | None, ...]
+STATUS: Command = ("status",)
+AGENT_ENV = "KITTY_AGENT"
+
+
+def next_command(agent: str | None) -> Command:
+    return ("next", agent, os.environ.get(AGENT_ENV))
+
+
+def key(
+    start: str, mission: str | None, as_json: bool, command: Command = STATUS
+) -> tuple[object, ...]:
     return (
+        *command,
         os.path.realpath(start),
         mission,
         os.environ.get(MISSION_ENV),
@@ -172,7 +189,9 @@ def _name(record_key: tuple[object, ...]) -> str:
     return f"{zlib.crc32(repr(record_key).encode('utf-8', 'surrogatepass')):08x}.view"
 
 
-def lookup(start: str, mission: str | None, as_json: bool) -> dict[str, object] | None:
+def lookup(
+    start: str, mission: str | None, as_json: bool, command: Command = STATUS
+) -> dict[str, object] | None:
     """The stored output of this command when every input is unchanged, else None."""
     if not enabled():
         return None
@@ -183,7 +202,7 @@ def lookup(start: str, mission: str | None, as_json: bool) -> dict[str, object] 
         folder = _folder(found[1])
         if folder is None:
             return None
-        wanted = key(start, mission, as_json)
+        wanted = key(start, mission, as_json, command)
         record = _read(os.path.join(folder, _name(wanted)))
     except (OSError, ValueError):
         return None
@@ -282,6 +301,7 @@ def store(
     window: tuple[int, Iterable[int]],
     printed: tuple[str, str],
     git: tuple[str, str, str, bool, str | None] | None,
+    command: Command = STATUS,
 ) -> bool:
     """Keep what this command printed. `window`: the time (µs) taken before anything was
     read, which the view was computed for, and the times the view changes at; `deps`
@@ -300,7 +320,7 @@ def store(
     if until <= time.time_ns() // 1000:
         return False
     record = {
-        "key": key(start, mission, as_json),
+        "key": key(start, mission, as_json, command),
         "code": code(),
         "deps": tuple(deps),
         "from": since,

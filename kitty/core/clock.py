@@ -79,3 +79,11 @@ def humanize_duration(seconds: float) -> str:
     if s < 86_400:
         return f"{s // 3600}h{(s % 3600) // 60:02d}m"
     return f"{s // 86_400}d{(s % 86_400) // 3600}h"
+
+
+def duration_ticks_at(elapsed_us: int) -> int:
+    """The first elapsed time (µs) at which `humanize_duration` shows something else
+    (a little early, never late: float rounding)."""
+    seconds = max(0, int(elapsed_us / 1e6))
+    unit = 1 if seconds < 60 else 60 if seconds < 86_400 else 3600
+    return (seconds // unit + 1) * unit * 1_000_000 - 1000

@@ -14,7 +14,7 @@ from typing import Any
 
 from kitty import SCHEMA
 from kitty.core import lanes
-from kitty.core.clock import humanize_duration
+from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.transitions import cycles_since_arbiter
@@ -51,6 +51,10 @@ class Context:
     halt_questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: A review with no activity for this long is STALLED: `next` offers the takeover.
     stall_us: int = REVIEW_STALL_US
+    #: When given, receives each time (µs) at which the decision may change by the clock
+    #: alone: a printed duration ticks over, a review turns STALLED (a cached `next`
+    #: holds until the earliest of them).
+    changes: list[int] | None = field(default=None, compare=False)
 
     @cached_property
     def lane_holders(self) -> dict[str, list[str]]:
@@ -111,7 +115,10 @@ def since(ctx: Context, st: WPState) -> str:
     """` for 12m`: how long the WP has been in its lane ("" without a clock reading)."""
     if st.lane_since_us is None or not ctx.now_us:
         return ""
-    return f" for {humanize_duration((ctx.now_us - st.lane_since_us) / 1e6)}"
+    elapsed = ctx.now_us - st.lane_since_us
+    if ctx.changes is not None:
+        ctx.changes.append(st.lane_since_us + duration_ticks_at(elapsed))
+    return f" for {humanize_duration(elapsed / 1e6)}"
 
 
 def describe(ctx: Context, wp_id: str) -> str:
@@ -155,7 +162,11 @@ def stalled(ctx: Context, st: WPState) -> str | None:
         return None
     silent = ctx.now_us - last
     if silent <= ctx.stall_us:
+        if ctx.changes is not None:
+            ctx.changes.append(last + ctx.stall_us + 1)
         return None
+    if ctx.changes is not None:
+        ctx.changes.append(last + duration_ticks_at(silent))
     return f"no activity for {humanize_duration(silent / 1e6)}"
 
 

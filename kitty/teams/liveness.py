@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kitty.core.clock import humanize_duration, parse_at
+from kitty.core.clock import duration_ticks_at, humanize_duration, parse_at
 from kitty.core.lanes import IN_REVIEW
 from kitty.core.log.state import HELD, Board
 
@@ -42,14 +42,6 @@ def this_machine() -> str:
     from kitty.teams.remote import machine_id
 
     return machine_id()
-
-
-def duration_ticks_at(elapsed_us: int) -> int:
-    """The first elapsed time (µs) at which `humanize_duration` shows something else
-    (a little early, never late: float rounding)."""
-    seconds = max(0, int(elapsed_us / 1e6))
-    unit = 1 if seconds < 60 else 60 if seconds < 86_400 else 3600
-    return (seconds // unit + 1) * unit * 1_000_000 - 1000
 
 
 def mark_stalled(

@@ -14,7 +14,9 @@ from kitty.mission.workspace import Mission
 from kitty.workflow.autocommit import autocommit
 
 
-def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.Context:
+def context(
+    mission: Mission, agent: str, board: Board, now_us: int, changes: list[int] | None = None
+) -> decide.Context:
     ids = mission.all_ids()
     return decide.Context(
         mission=mission.slug,
@@ -29,6 +31,7 @@ def context(mission: Mission, agent: str, board: Board, now_us: int) -> decide.C
         agents=mission.config.agents,
         halt_questions=halt_questions(mission, board),
         stall_us=int(mission.config.stall_minutes * 60 * 1_000_000),
+        changes=changes,
     )
 
 
@@ -81,12 +84,19 @@ def claim_target(decision: decide.Decision, board: Board) -> str | None:
 
 
 def next_step(
-    mission: Mission, agent: str | None, claim: bool = False, remote: str | None = None
+    mission: Mission,
+    agent: str | None,
+    claim: bool = False,
+    remote: str | None = None,
+    clock: tuple[int, list[int]] | None = None,
 ) -> decide.Decision:
-    """Decide (and with `claim`, take) the next step; `remote` claims through a git remote."""
+    """Decide (and with `claim`, take) the next step; `remote` claims through a git remote.
+    `clock`: decide as of this time (µs), and receive when the decision may change by the
+    clock alone (a read only)."""
     who = mission.actor(agent)
     if not claim:
-        return decide.decide(context(mission, who, mission.board, eventlog.now_us()))
+        now, changes = clock or (eventlog.now_us(), None)
+        return decide.decide(context(mission, who, mission.board, now, changes))
     from kitty.teams.leases import foreign_holds, reclaim_expired, remote_lease
 
     result: dict[str, decide.Decision] = {}

@@ -380,8 +380,7 @@ def test_only_the_newest_records_are_kept(
 
 def test_a_silence_age_is_the_same_text_until_its_tick() -> None:
     """`duration_ticks_at` never names a moment after the shown age changes."""
-    from kitty.core.clock import humanize_duration
-    from kitty.teams.liveness import duration_ticks_at
+    from kitty.core.clock import duration_ticks_at, humanize_duration
 
     for seconds in (0, 1.5, 59.9, 60, 61.2, 3599.5, 3600, 7261.7, 86_399.9, 86_400, 200_001.3):
         elapsed = int(seconds * 1e6)

@@ -376,16 +376,3 @@ def test_only_the_newest_records_are_kept(
         fast(mission, ["status"], capsys)
     assert len(records(mission)) == viewcache.KEEP
     assert served(mission, ["status"])
-
-
-def test_a_silence_age_is_the_same_text_until_its_tick() -> None:
-    """`duration_ticks_at` never names a moment after the shown age changes."""
-    from kitty.core.clock import duration_ticks_at, humanize_duration
-
-    for seconds in (0, 1.5, 59.9, 60, 61.2, 3599.5, 3600, 7261.7, 86_399.9, 86_400, 200_001.3):
-        elapsed = int(seconds * 1e6)
-        tick = duration_ticks_at(elapsed)
-        assert tick > elapsed
-        shown = humanize_duration(elapsed / 1e6)
-        assert humanize_duration((tick - 1) / 1e6) == shown  # still true up to the tick
-        assert humanize_duration((tick + 2000) / 1e6) != shown  # and changes just after

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from kitty.core.clock import format_at, humanize_duration, hybrid_at, parse_at, ulid
+from kitty.core.clock import (
+    duration_ticks_at,
+    format_at,
+    humanize_duration,
+    hybrid_at,
+    parse_at,
+    ulid,
+)
 
 
 def test_parse_and_format_round_trip_to_the_microsecond() -> None:
@@ -71,3 +78,14 @@ def test_implausible_is_strictly_beyond_the_bound() -> None:
 
     assert not is_implausible(1_000 + FUTURE_BOUND_US, 1_000)
     assert is_implausible(1_001 + FUTURE_BOUND_US, 1_000)
+
+
+def test_a_silence_age_is_the_same_text_until_its_tick() -> None:
+    """`duration_ticks_at` never names a moment after the shown age changes."""
+    for seconds in (0, 1.5, 59.9, 60, 61.2, 3599.5, 3600, 7261.7, 86_399.9, 86_400, 200_001.3):
+        elapsed = int(seconds * 1e6)
+        tick = duration_ticks_at(elapsed)
+        assert tick > elapsed
+        shown = humanize_duration(elapsed / 1e6)
+        assert humanize_duration((tick - 1) / 1e6) == shown  # still true up to the tick
+        assert humanize_duration((tick + 2000) / 1e6) != shown  # and changes just after

@@ -62,3 +62,41 @@ def test_every_module_imports_in_a_fresh_interpreter() -> None:
         [sys.executable, "-c", code, *modules], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
+
+
+ENTRY_PROBE = """
+import sys
+from kitty.entry import main
+try:
+    main()
+finally:
+    loaded = [m for m in ("dataclasses", "inspect") if m in sys.modules]
+    print("LOADED=" + ",".join(loaded), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "--agent", "claude"],
+        ["next", "--agent", "claude", "--json"],
+        ["status", "--json"],
+    ],
+)
+def test_the_hot_commands_start_without_dataclasses(
+    repo: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A move, `next` and `status` read the log, the WPs and the config from scratch (no
+    snapshot cache) without importing dataclasses or inspect: their start-up stays close
+    to a bare interpreter's."""
+    make_mission(repo, wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}])
+    monkeypatch.setenv("KITTY_NO_CACHE", "1")
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE, "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()  # the command did its work
+    assert done.stderr.splitlines()[-1] == "LOADED=", done.stderr

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kitty.adapters.files import atomic_write, read_text
 from kitty.core.limits import DEFAULT_MAX_TEXT_BYTES, TEXT_KEY
+from kitty.core.record import Record
 from kitty.errors import SpecError
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
@@ -17,21 +17,44 @@ DEFAULT_MAX_FEEDBACK_BYTES = 1 << 20
 SOFT_CAP = 999  # review.cap: soft -- no rejection cap
 
 
-@dataclass(frozen=True)
-class Config:
-    agents: tuple[str, ...] = ()
-    auto_commit: bool = False
+class Config(Record, frozen=True, uncompared=("raw",)):
+    agents: tuple[str, ...]
+    auto_commit: bool
     #: agents.auto_commit_delay: seconds the log must be quiet before a deferred
     #: auto-commit (0: each command commits before it exits).
-    commit_delay: float = 0.0
-    max_cycles: int = 3
-    block_at: str = "P2"
-    identity: str | None = None
-    max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES
+    commit_delay: float
+    max_cycles: int
+    block_at: str
+    identity: str | None
+    max_feedback_bytes: int
     #: review.stall_minutes: a review silent this long is STALLED (`next` offers a takeover).
-    stall_minutes: float = 30
-    max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
-    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    stall_minutes: float
+    max_text_bytes: int
+    raw: dict[str, Any]
+
+    def __init__(
+        self,
+        agents: tuple[str, ...] = (),
+        auto_commit: bool = False,
+        commit_delay: float = 0.0,
+        max_cycles: int = 3,
+        block_at: str = "P2",
+        identity: str | None = None,
+        max_feedback_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES,
+        stall_minutes: float = 30,
+        max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "agents", agents)
+        object.__setattr__(self, "auto_commit", auto_commit)
+        object.__setattr__(self, "commit_delay", commit_delay)
+        object.__setattr__(self, "max_cycles", max_cycles)
+        object.__setattr__(self, "block_at", block_at)
+        object.__setattr__(self, "identity", identity)
+        object.__setattr__(self, "max_feedback_bytes", max_feedback_bytes)
+        object.__setattr__(self, "stall_minutes", stall_minutes)
+        object.__setattr__(self, "max_text_bytes", max_text_bytes)
+        object.__setattr__(self, "raw", {} if raw is None else raw)
 
 
 def _load_yaml(path: Path, display: str) -> dict[str, Any]:

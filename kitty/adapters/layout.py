@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from kitty.adapters import contain
+from kitty.core.record import Record
 from kitty.errors import AmbiguousId, NotARepo, NotFound, UsageError
 
 SPECS = "kitty-specs"
@@ -21,11 +21,15 @@ _MISSION_BRANCH = "kitty/mission-"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-@dataclass(frozen=True)
-class Project:
+class Project(Record, frozen=True):
     root: Path  # the primary checkout's work tree
     git_common_dir: Path
     worktree: Path  # the work tree the command was run in
+
+    def __init__(self, root: Path, git_common_dir: Path, worktree: Path) -> None:
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "git_common_dir", git_common_dir)
+        object.__setattr__(self, "worktree", worktree)
 
     @property
     def specs_dir(self) -> Path:

@@ -25,9 +25,7 @@ directory, which is trusted like `.git/hooks` and `.git/config` (both run code).
 from __future__ import annotations
 
 import copyreg
-import dataclasses
 import gc
-import operator
 import os
 import pickle
 import sys
@@ -35,7 +33,6 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +40,9 @@ from kitty.adapters import contain
 from kitty.core.log.events import Annotation, LogWarning, Other, Transition
 from kitty.core.log.read import ORDER, parse_log, scan_log
 from kitty.core.log.state import Board, extend, fold
+from kitty.core.record import Record
 
-FORMAT = 2
+FORMAT = 3  # 3: records instead of dataclasses (LogState and Config pickle as cls(*values))
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024
@@ -56,13 +54,19 @@ RACY_NS = 2_000_000_000
 FREEZE = False
 
 
-@dataclass
-class LogState:
+class LogState(Record):
     """The log folded onto a board, and what reading it found."""
 
     board: Board
-    warnings: list[LogWarning] = field(default_factory=list)
-    unterminated: bool = False
+    warnings: list[LogWarning]
+    unterminated: bool
+
+    def __init__(
+        self, board: Board, warnings: list[LogWarning] | None = None, unterminated: bool = False
+    ) -> None:
+        self.board = board
+        self.warnings = [] if warnings is None else warnings
+        self.unterminated = unterminated
 
 
 def enabled() -> bool:
@@ -87,7 +91,7 @@ def gc_paused() -> Iterator[None]:
 
 def _code_key() -> tuple[Any, ...]:
     from kitty import __version__
-    from kitty.core import clock, frontmatter, lanes, model, wpfile
+    from kitty.core import clock, frontmatter, lanes, model, record, wpfile
     from kitty.core.log import admit, apply, events, holders, records, state
     from kitty.core.log import read as logread
 
@@ -102,6 +106,7 @@ def _code_key() -> tuple[Any, ...]:
         lanes,
         logread,
         model,
+        record,
         records,
         state,
         wpfile,
@@ -126,17 +131,14 @@ def _read_pickle(path: Path) -> Any:
 
 
 def _positional(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
-    """Pickle a slotted dataclass as `cls(*values)`: 3x faster to load than its setstate."""
-    if not dataclasses.is_dataclass(cls) or not hasattr(cls, "__slots__"):
+    """Pickle a slotted record as `cls(*values)` (what `Record.__reduce__` does) without
+    the lookup of `__reduce_ex__` and `__reduce__` on every object."""
+    if not issubclass(cls, Record) or "__slots__" not in vars(cls):
         return None
-    fields = dataclasses.fields(cls)
-    if any(not f.init for f in fields):
-        return None
-    getter = operator.attrgetter(*(f.name for f in fields))
+    values = cls._values
 
     def reduce(obj: Any) -> tuple[Any, ...]:
-        values = getter(obj)
-        return (cls, values if isinstance(values, tuple) else (values,))
+        return (cls, values(obj))
 
     return reduce
 

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
 from kitty.adapters.files import read_json, read_text
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
-from kitty.core.transitions import IssueRow
+from kitty.core.move import IssueRow
+from kitty.core.record import Record, replace
 from kitty.core.wpfile import parse_wp
 from kitty.errors import KittyError, SpecError
 
 
-@dataclass
-class SpecSet:
-    wps: dict[str, WorkPackage] = field(default_factory=dict)
-    all_wps: list[WorkPackage] = field(default_factory=list)  # including duplicate ids
-    errors: list[SpecError] = field(default_factory=list)
+class SpecSet(Record):
+    wps: dict[str, WorkPackage]
+    all_wps: list[WorkPackage]  # including duplicate ids
+    errors: list[SpecError]
+
+    def __init__(
+        self,
+        wps: dict[str, WorkPackage] | None = None,
+        all_wps: list[WorkPackage] | None = None,
+        errors: list[SpecError] | None = None,
+    ) -> None:
+        self.wps = {} if wps is None else wps
+        self.all_wps = [] if all_wps is None else all_wps
+        self.errors = [] if errors is None else errors
 
 
 def wp_files(tasks_dir: Path) -> list[Path]:

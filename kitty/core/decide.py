@@ -11,7 +11,6 @@ arbiter, wait and blocked decisions in kitty.core.decide_wait.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from kitty.core import lanes
 from kitty.core.decide_context import (
@@ -45,6 +44,7 @@ from kitty.core.log.conflicts import open_views
 from kitty.core.log.snapshot import progress, sort_ids
 from kitty.core.log.state import Board
 from kitty.core.model import WorkPackage, wp_number
+from kitty.core.record import Record
 from kitty.core.schedule import chain_weights
 from kitty.core.transitions import at_cycle_cap
 
@@ -139,8 +139,7 @@ def _counts(ctx: Context, ids: list[str]) -> dict[str, int]:
     return {"approved_or_done": approved}
 
 
-@dataclass
-class Queues:
+class Queues(Record):
     """Schedulable work in priority order, agent-agnostic (shared by `next` and `sprint`)."""
 
     reviews: list[str]  # for_review, oldest first
@@ -148,6 +147,20 @@ class Queues:
     capped: list[str]  # rejected max_cycles times: need the arbiter
     fresh: list[str]  # never rejected and startable, longest chain first
     weights: dict[str, float]
+
+    def __init__(
+        self,
+        reviews: list[str],
+        fixes: list[str],
+        capped: list[str],
+        fresh: list[str],
+        weights: dict[str, float],
+    ) -> None:
+        self.reviews = reviews
+        self.fixes = fixes
+        self.capped = capped
+        self.fresh = fresh
+        self.weights = weights
 
 
 def work_queues(

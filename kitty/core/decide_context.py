@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -17,6 +16,7 @@ from kitty.core import lanes
 from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
+from kitty.core.record import Record
 from kitty.core.transitions import cycles_since_arbiter
 
 #: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
@@ -33,28 +33,57 @@ ARBITER_PERSON = "<arbiter>"
 REVIEW_STALL_US = 30 * 60 * 1_000_000
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(Record, frozen=True, uncompared=("changes",)):
     mission: str
     agent: str
     wps: Mapping[str, WorkPackage]
     board: Board
     wp_lane: Mapping[str, str]
-    max_cycles: int = 3
-    accepted: bool = False
-    now_us: int = 0
-    panel: bool = False  # review.panel is configured: reviews run `kitty review run`
+    max_cycles: int
+    accepted: bool
+    now_us: int
+    panel: bool  # review.panel is configured: reviews run `kitty review run`
     #: The configured agents (agents.available); empty when unknown.
-    agents: tuple[str, ...] = ()
+    agents: tuple[str, ...]
     #: Open questions of a panel's blocker HALT, by WP: [{id, question, options: [label]}]
     #: (read from the HALT file by the service; the answered ones left out).
-    halt_questions: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    halt_questions: Mapping[str, list[dict[str, Any]]]
     #: A review with no activity for this long is STALLED: `next` offers the takeover.
-    stall_us: int = REVIEW_STALL_US
+    stall_us: int
     #: When given, receives each time (µs) at which the decision may change by the clock
     #: alone: a printed duration ticks over, a review turns STALLED (a cached `next`
     #: holds until the earliest of them).
-    changes: list[int] | None = field(default=None, compare=False)
+    changes: list[int] | None
+
+    def __init__(
+        self,
+        mission: str,
+        agent: str,
+        wps: Mapping[str, WorkPackage],
+        board: Board,
+        wp_lane: Mapping[str, str],
+        max_cycles: int = 3,
+        accepted: bool = False,
+        now_us: int = 0,
+        panel: bool = False,
+        agents: tuple[str, ...] = (),
+        halt_questions: Mapping[str, list[dict[str, Any]]] | None = None,
+        stall_us: int = REVIEW_STALL_US,
+        changes: list[int] | None = None,
+    ) -> None:
+        object.__setattr__(self, "mission", mission)
+        object.__setattr__(self, "agent", agent)
+        object.__setattr__(self, "wps", wps)
+        object.__setattr__(self, "board", board)
+        object.__setattr__(self, "wp_lane", wp_lane)
+        object.__setattr__(self, "max_cycles", max_cycles)
+        object.__setattr__(self, "accepted", accepted)
+        object.__setattr__(self, "now_us", now_us)
+        object.__setattr__(self, "panel", panel)
+        object.__setattr__(self, "agents", agents)
+        object.__setattr__(self, "halt_questions", {} if halt_questions is None else halt_questions)
+        object.__setattr__(self, "stall_us", stall_us)
+        object.__setattr__(self, "changes", changes)
 
     @cached_property
     def lane_holders(self) -> dict[str, list[str]]:
@@ -66,23 +95,50 @@ class Context:
         return holders
 
 
-@dataclass
-class Decision:
+class Decision(Record):
     action: str
     reason: str
-    wp_id: str | None = None
-    cycle: str | None = None
-    commands: list[str] = field(default_factory=list)
-    blocked_by: list[str] = field(default_factory=list)
-    progress: dict[str, Any] = field(default_factory=dict)
-    mission: str = ""
-    lane: str | None = None
-    claimed: bool = False
+    wp_id: str | None
+    cycle: str | None
+    commands: list[str]
+    blocked_by: list[str]
+    progress: dict[str, Any]
+    mission: str
+    lane: str | None
+    claimed: bool
     #: Open conflicts of this agent's own moves (strict replay), with resolving commands.
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[dict[str, Any]]
     #: Alternatives, one of which is chosen: {label, commands, fill: {placeholder: meaning}}.
     #: `commands` is always a sequence to run in order, with nothing to fill in.
-    choices: list[dict[str, Any]] = field(default_factory=list)
+    choices: list[dict[str, Any]]
+
+    def __init__(
+        self,
+        action: str,
+        reason: str,
+        wp_id: str | None = None,
+        cycle: str | None = None,
+        commands: list[str] | None = None,
+        blocked_by: list[str] | None = None,
+        progress: dict[str, Any] | None = None,
+        mission: str = "",
+        lane: str | None = None,
+        claimed: bool = False,
+        conflicts: list[dict[str, Any]] | None = None,
+        choices: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.action = action
+        self.reason = reason
+        self.wp_id = wp_id
+        self.cycle = cycle
+        self.commands = [] if commands is None else commands
+        self.blocked_by = [] if blocked_by is None else blocked_by
+        self.progress = {} if progress is None else progress
+        self.mission = mission
+        self.lane = lane
+        self.claimed = claimed
+        self.conflicts = [] if conflicts is None else conflicts
+        self.choices = [] if choices is None else choices
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from kitty.core.record import Record
 
 _WP_ID = re.compile(r"^\s*(?:wp)?0*(\d+)\s*$", re.IGNORECASE)
 _WP_FILE = re.compile(r"^(WP\d+)(?:[-_.].*)?\.md$")
 _KEBAB_STRIP = re.compile(r"[^a-z0-9]+")
 
 
-@dataclass(frozen=True, slots=True)
-class WorkPackage:
+class WorkPackage(Record, frozen=True, uncompared=("meta", "body", "key_lines")):
+    __slots__ = (
+        "body",
+        "dependencies",
+        "estimate",
+        "execution_mode",
+        "key_lines",
+        "meta",
+        "owned_files",
+        "path",
+        "stem",
+        "subtasks",
+        "title",
+        "wp_id",
+    )
     wp_id: str
     title: str
     dependencies: tuple[str, ...]
@@ -20,11 +34,39 @@ class WorkPackage:
     owned_files: tuple[str, ...]
     path: str  # relative to the project root
     stem: str  # file name without `.md`: names the review-cycle folder
-    estimate: float | None = None
-    execution_mode: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
-    body: str = field(default="", compare=False)
-    key_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    estimate: float | None
+    execution_mode: str | None
+    meta: dict[str, Any]
+    body: str
+    key_lines: dict[str, int]
+
+    def __init__(
+        self,
+        wp_id: str,
+        title: str,
+        dependencies: tuple[str, ...],
+        subtasks: tuple[str, ...],
+        owned_files: tuple[str, ...],
+        path: str,
+        stem: str,
+        estimate: float | None = None,
+        execution_mode: str | None = None,
+        meta: dict[str, Any] | None = None,
+        body: str = "",
+        key_lines: dict[str, int] | None = None,
+    ) -> None:
+        object.__setattr__(self, "wp_id", wp_id)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "dependencies", dependencies)
+        object.__setattr__(self, "subtasks", subtasks)
+        object.__setattr__(self, "owned_files", owned_files)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "stem", stem)
+        object.__setattr__(self, "estimate", estimate)
+        object.__setattr__(self, "execution_mode", execution_mode)
+        object.__setattr__(self, "meta", {} if meta is None else meta)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "key_lines", {} if key_lines is None else key_lines)
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, 1)

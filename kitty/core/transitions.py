@@ -8,55 +8,15 @@ carry (a review verdict, an arbiter or self-review record) or raises.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from kitty.core import lanes
 from kitty.core.log.state import WPState
+from kitty.core.move import DEFAULT_POLICY, IssueRow, MoveCheck, MoveRequest, Policy
 from kitty.errors import GuardRefused, InvalidTransition
 
 TERMINAL_ISSUE_VERDICTS = frozenset({"fixed", "verified-already-fixed", "deferred-with-followup"})
 IN_MISSION = "in-mission"
-
-
-@dataclass(frozen=True, slots=True)
-class MoveRequest:
-    to_lane: str
-    actor: str | None
-    force: bool = False
-    note: str | None = None
-    has_feedback: bool = False
-    merged: bool = False
-    intended_reviewer: str | None = None
-    reviewer_failure_reason: str | None = None
-    self_review_fallback: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class IssueRow:
-    issue: str
-    verdict: str
-    wps: tuple[str, ...] = ()  # empty: the row concerns the whole mission
-    source: str = "issue-matrix.json"  # the file it came from (or the legacy issue-matrix.md)
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    max_cycles: int = 3
-    issue_rows: Sequence[IssueRow] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MoveCheck:
-    from_lane: str
-    to_lane: str
-    verdict: str | None = None
-    arbiter: dict[str, Any] | None = None
-    self_review: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    #: claimed -> planned by the claim's holder: recorded as a forced edge, since Spec
-    #: Kitty's table has no such edge (`kitty move WP planned` undoes a claim).
-    release: bool = False
 
 
 #: What an arbiter's choice asks to fill in before its commands run (placeholder -> meaning).
@@ -147,7 +107,7 @@ def check_move(
     state: WPState | None,
     subtasks: Sequence[str],
     req: MoveRequest,
-    policy: Policy = Policy(),
+    policy: Policy = DEFAULT_POLICY,
     mission: str = "<mission>",
 ) -> MoveCheck:
     to_lane = _target(req)

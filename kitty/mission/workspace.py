@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,8 @@ from kitty.core.log.events import Annotation, LogWarning, ParsedLog, Transition,
 from kitty.core.log.snapshot import materialize, sort_ids
 from kitty.core.log.state import Board, extend, link, replay
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
-from kitty.core.transitions import Policy
+from kitty.core.move import Policy
+from kitty.core.record import Record
 from kitty.core.wpfile import parse_wp
 from kitty.errors import AmbiguousId, KittyError, NotFound
 
@@ -27,10 +27,13 @@ AGENT_ENV = "KITTY_AGENT"
 Builder = Callable[[Board], list[dict[str, Any]]]
 
 
-@dataclass
-class Mission:
+class Mission(Record):
     project: layout.Project
     slug: str
+
+    def __init__(self, project: layout.Project, slug: str) -> None:
+        self.project = project
+        self.slug = slug
 
     @classmethod
     def open(cls, cwd: Path, name: str | None) -> Mission:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from kitty.core.log.state import as_dict
+from kitty.core.record import replace
 from kitty.errors import GuardRefused
 from kitty.mission.workspace import Mission
 from kitty.panel.procs import stamp, start_agent, wait_all

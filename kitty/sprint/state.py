@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from kitty.adapters import eventlog, snapshots
 from kitty.agents.clis import Backend, backend_for
 from kitty.core.clock import format_at
 from kitty.core.decide import Context
+from kitty.core.record import replace
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
 from kitty.sprint.preflight import check_options, require_trust

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from kitty.core import lanes
 from kitty.core.decide import FIX, IMPLEMENT, REVIEW
 from kitty.core.log.state import Board, WPState
-from kitty.core.transitions import MoveRequest, check_move
+from kitty.core.move import MoveRequest
+from kitty.core.record import replace
+from kitty.core.transitions import check_move
 from kitty.errors import GuardRefused, UsageError
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import (

@@ -13,7 +13,8 @@ from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.log.snapshot import sort_ids
 from kitty.core.log.state import Board
-from kitty.core.transitions import MoveRequest, Policy, check_move, issue_blockers
+from kitty.core.move import MoveRequest, Policy
+from kitty.core.transitions import check_move, issue_blockers
 from kitty.errors import GitError, GuardRefused, UsageError
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_branch, lane_path, mission_branch, target_branch

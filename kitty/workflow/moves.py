@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ from kitty.core import lanes
 from kitty.core.clock import format_at
 from kitty.core.limits import check_text
 from kitty.core.log.state import HELD, Board, WPState
-from kitty.core.transitions import MoveCheck, MoveRequest, Policy, check_move
+from kitty.core.move import MoveCheck, MoveRequest, Policy
+from kitty.core.record import Record, replace
+from kitty.core.transitions import check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission.workspace import AGENT_ENV, Mission
@@ -26,16 +27,29 @@ from kitty.workflow.autocommit import autocommit
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
 
-@dataclass
-class ReviewDoc:
+class ReviewDoc(Record):
     """What a review verdict stores as tasks/<stem>/review-cycle-N.md (and its findings)."""
 
     body: str
-    affected_files: list[str] = field(default_factory=list)
-    findings: list[dict[str, Any]] | None = None
-    reviewers: list[str] = field(default_factory=list)
+    affected_files: list[str]
+    findings: list[dict[str, Any]] | None
+    reviewers: list[str]
     #: A review panel's agents (`reviewer_agent`); the actor who ran it is `recorded_by`.
-    panel_agents: list[str] = field(default_factory=list)
+    panel_agents: list[str]
+
+    def __init__(
+        self,
+        body: str,
+        affected_files: list[str] | None = None,
+        findings: list[dict[str, Any]] | None = None,
+        reviewers: list[str] | None = None,
+        panel_agents: list[str] | None = None,
+    ) -> None:
+        self.body = body
+        self.affected_files = [] if affected_files is None else affected_files
+        self.findings = findings
+        self.reviewers = [] if reviewers is None else reviewers
+        self.panel_agents = [] if panel_agents is None else panel_agents
 
 
 _CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")

@@ -7,8 +7,9 @@ from typing import Any
 from kitty.adapters import eventlog
 from kitty.core import decide, lanes
 from kitty.core.log.state import Board, as_dict
+from kitty.core.move import MoveRequest, Policy
 from kitty.core.schedule import lane_map
-from kitty.core.transitions import MoveRequest, Policy, check_move
+from kitty.core.transitions import check_move
 from kitty.errors import UsageError
 from kitty.mission.workspace import Mission
 from kitty.workflow.autocommit import autocommit

@@ -3,12 +3,12 @@ and `wp edit`, `wp depend`, `wp split`, `wp show`, `wp search` change and read t
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kitty.core.model import WorkPackage
+from kitty.core.record import replace
 from kitty.workflow.rules.prompts import PromptContext, implement_prompt
 from tests.helpers import kitty, ok
 

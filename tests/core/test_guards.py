@@ -11,15 +11,8 @@ import pytest
 
 from kitty.core import lanes
 from kitty.core.log.state import ReviewRecord, WPState
-from kitty.core.transitions import (
-    IssueRow,
-    MoveRequest,
-    Policy,
-    arbiter_commands,
-    at_cycle_cap,
-    check_move,
-    issue_blockers,
-)
+from kitty.core.move import IssueRow, MoveRequest, Policy
+from kitty.core.transitions import arbiter_commands, at_cycle_cap, check_move, issue_blockers
 from kitty.errors import GuardRefused, InvalidTransition
 
 

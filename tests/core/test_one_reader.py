@@ -14,7 +14,6 @@ web board's timeline order. `repr` is compared, so key order and NaN count too.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import random
@@ -39,6 +38,7 @@ from kitty.core.log.events import (
 )
 from kitty.core.log.read import parse_lines, parse_log, scan_log
 from kitty.core.log.state import Board, fold, replay
+from kitty.core.record import Record, fields
 
 SEEDS = range(16)
 T0 = "2026-01-01T00:00:{:02d}.{:06d}+00:00"
@@ -178,11 +178,8 @@ def canon(value: Any) -> str:
     """repr with every set sorted (their order depends on the process's hash seed)."""
 
     def walk(v: Any) -> Any:
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return (
-                type(v).__name__,
-                [(f.name, walk(getattr(v, f.name))) for f in dataclasses.fields(v)],
-            )
+        if isinstance(v, Record):
+            return (type(v).__name__, [(name, walk(getattr(v, name))) for name in fields(v)])
         if isinstance(v, set | frozenset):
             return sorted(v, key=repr)
         if isinstance(v, dict):

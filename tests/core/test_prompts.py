@@ -253,8 +253,10 @@ def test_long_lists_are_cut() -> None:
 def test_fallbacks_lists_and_unicode() -> None:
     from dataclasses import replace
 
+    from kitty.core import record
+
     ctx = full_context()
-    wp = replace(
+    wp = record.replace(
         ctx.wp,
         owned_files=("web/cart/**", "web/shared/cart.css"),
         meta={"work_package_id": "WP03", "title": "Café UI"},

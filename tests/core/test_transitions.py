@@ -8,7 +8,8 @@ import pytest
 
 from kitty.core import lanes
 from kitty.core.log.state import ReviewRecord, WPState
-from kitty.core.transitions import IssueRow, MoveRequest, Policy, check_move
+from kitty.core.move import IssueRow, MoveRequest, Policy
+from kitty.core.transitions import check_move
 from kitty.errors import GuardRefused, InvalidTransition
 
 FROM = (lanes.GENESIS, *lanes.LANES)

@@ -10,19 +10,18 @@ Reading the file (decoding each line, the dedupe, the order) is `kitty.core.log.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from kitty.core import lanes
 from kitty.core.clock import parse_at
+from kitty.core.record import Record
 
 TRANSITION_REQUIRED = ("event_id", "wp_id", "from_lane", "to_lane", "at")
 ANNOTATION_REQUIRED = ("event_id", "wp_id", "at", "delta")
 
 
-@dataclass(slots=True)
-class Transition:
-    """A lane transition. Events are not frozen (building a frozen dataclass costs ~3x as
+class Transition(Record):
+    """A lane transition. Events are not frozen (building a frozen record costs ~3x as
     much, and a log holds hundreds of thousands); nothing changes one after parsing.
 
     The fields after `line` are what replay reads, taken out of `data` once by
@@ -30,6 +29,24 @@ class Transition:
     is empty).
     """
 
+    __slots__ = (
+        "after",
+        "at",
+        "at_us",
+        "data",
+        "event_id",
+        "force",
+        "from_lane",
+        "line",
+        "linked",
+        "policy",
+        "reason",
+        "review_result",
+        "rollback",
+        "to_lane",
+        "tool",
+        "wp_id",
+    )
     event_id: str
     wp_id: str
     from_lane: str
@@ -37,18 +54,54 @@ class Transition:
     at: str
     at_us: int
     data: dict[str, Any]
-    line: int = 0
-    tool: str | None = None  # actor_tool(actor)
-    policy: dict[str, Any] | None = None  # policy_metadata when it is an object
-    force: bool = False  # `force` is exactly true
-    reason: str | None = None  # `reason` when it is a string
-    review_result: dict[str, Any] | None = None  # when it is an object
+    line: int
+    tool: str | None  # actor_tool(actor)
+    policy: dict[str, Any] | None  # policy_metadata when it is an object
+    force: bool  # `force` is exactly true
+    reason: str | None  # `reason` when it is a string
+    review_result: dict[str, Any] | None  # when it is an object
     #: kitty wrote it: the line carries `kitty_after` (even null), its causal link.
-    linked: bool = False
+    linked: bool
     #: `kitty_after`: the id of the WP's last applied transition the writer saw.
-    after: str | None = None
+    after: str | None
     #: Spec Kitty's `_is_rollback_event`: a review rejection back to in_progress.
-    rollback: bool = False
+    rollback: bool
+
+    def __init__(
+        self,
+        event_id: str,
+        wp_id: str,
+        from_lane: str,
+        to_lane: str,
+        at: str,
+        at_us: int,
+        data: dict[str, Any],
+        line: int = 0,
+        tool: str | None = None,
+        policy: dict[str, Any] | None = None,
+        force: bool = False,
+        reason: str | None = None,
+        review_result: dict[str, Any] | None = None,
+        linked: bool = False,
+        after: str | None = None,
+        rollback: bool = False,
+    ) -> None:
+        self.event_id = event_id
+        self.wp_id = wp_id
+        self.from_lane = from_lane
+        self.to_lane = to_lane
+        self.at = at
+        self.at_us = at_us
+        self.data = data
+        self.line = line
+        self.tool = tool
+        self.policy = policy
+        self.force = force
+        self.reason = reason
+        self.review_result = review_result
+        self.linked = linked
+        self.after = after
+        self.rollback = rollback
 
     @property
     def actor(self) -> Any:
@@ -61,27 +114,49 @@ class Transition:
 LINK_KEY = "kitty_after"
 
 
-@dataclass(slots=True)
-class Annotation:
+class Annotation(Record):
+    __slots__ = ("at", "at_us", "data", "delta", "event_id", "line", "wp_id")
     event_id: str
     wp_id: str
     at: str
     at_us: int
     delta: dict[str, Any]
     data: dict[str, Any]
-    line: int = 0
+    line: int
+
+    def __init__(
+        self,
+        event_id: str,
+        wp_id: str,
+        at: str,
+        at_us: int,
+        delta: dict[str, Any],
+        data: dict[str, Any],
+        line: int = 0,
+    ) -> None:
+        self.event_id = event_id
+        self.wp_id = wp_id
+        self.at = at
+        self.at_us = at_us
+        self.delta = delta
+        self.data = data
+        self.line = line
 
     @property
     def actor(self) -> Any:
         return self.data.get("actor")
 
 
-@dataclass(slots=True)
-class Other:
+class Other(Record):
     """A lifecycle envelope or other record: kept, never affects lanes."""
 
+    __slots__ = ("data", "line")
     data: dict[str, Any]
-    line: int = 0
+    line: int
+
+    def __init__(self, data: dict[str, Any], line: int = 0) -> None:
+        self.data = data
+        self.line = line
 
     @property
     def event_id(self) -> str | None:
@@ -92,21 +167,35 @@ class Other:
 Event = Transition | Annotation | Other
 
 
-@dataclass(frozen=True, slots=True)
-class LogWarning:
+class LogWarning(Record, frozen=True):
+    __slots__ = ("line", "message")
     line: int
     message: str
+
+    def __init__(self, line: int, message: str) -> None:
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "message", message)
 
     def render(self, path: str) -> str:
         return f"{path}:{self.line}: {self.message} (line skipped)"
 
 
-@dataclass(slots=True)
-class ParsedLog:
-    events: list[Event] = field(default_factory=list)
-    warnings: list[LogWarning] = field(default_factory=list)
+class ParsedLog(Record):
+    __slots__ = ("events", "unterminated", "warnings")
+    events: list[Event]
+    warnings: list[LogWarning]
     #: True when the file does not end with a newline (a torn or foreign write).
-    unterminated: bool = False
+    unterminated: bool
+
+    def __init__(
+        self,
+        events: list[Event] | None = None,
+        warnings: list[LogWarning] | None = None,
+        unterminated: bool = False,
+    ) -> None:
+        self.events = [] if events is None else events
+        self.warnings = [] if warnings is None else warnings
+        self.unterminated = unterminated
 
 
 def actor_tool(actor: Any) -> str | None:

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 from kitty.core.log.events import Annotation, Event, LogWarning, Other, ParsedLog, Transition
 from kitty.core.log.events import parse_record as _parse_record
+from kitty.core.record import Record
 
 #: A log (or tail) at least this big is decoded with msgspec, about 5x faster than the
 #: json module (its import, ~10 ms, costs more than json spends on a short tail).
@@ -135,21 +135,38 @@ def replay_order(events: Iterable[Event]) -> tuple[list[Transition | Annotation]
     return ordered, dedupe.repeats
 
 
-@dataclass(slots=True)
-class ScannedLog:
+class ScannedLog(Record):
     """A log read for the fold alone (`scan_log`)."""
+
+    __slots__ = ("events", "ids", "lines", "repeats", "unterminated", "warnings")
 
     #: Transitions and annotations in file order, each event id once (its first line),
     #: keeping only what the fold reads (their `data` is empty).
-    events: list[Transition | Annotation] = field(default_factory=list)
+    events: list[Transition | Annotation]
     #: Unusable lines, as in `ParsedLog.warnings`.
-    warnings: list[LogWarning] = field(default_factory=list)
+    warnings: list[LogWarning]
     #: Repeated event ids with different content (`FirstWins.repeats`).
-    repeats: list[LogWarning] = field(default_factory=list)
+    repeats: list[LogWarning]
     #: Every event id in the log.
-    ids: set[str] = field(default_factory=set)
-    unterminated: bool = False
-    lines: int = 0  # the number of lines, the unterminated one included
+    ids: set[str]
+    unterminated: bool
+    lines: int  # the number of lines, the unterminated one included
+
+    def __init__(
+        self,
+        events: list[Transition | Annotation] | None = None,
+        warnings: list[LogWarning] | None = None,
+        repeats: list[LogWarning] | None = None,
+        ids: set[str] | None = None,
+        unterminated: bool = False,
+        lines: int = 0,
+    ) -> None:
+        self.events = [] if events is None else events
+        self.warnings = [] if warnings is None else warnings
+        self.repeats = [] if repeats is None else repeats
+        self.ids = set() if ids is None else ids
+        self.unterminated = unterminated
+        self.lines = lines
 
 
 def _read(

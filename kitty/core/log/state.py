@@ -35,7 +35,6 @@ are no-ops.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kitty.core import lanes
@@ -52,6 +51,7 @@ from kitty.core.log.apply import (
 from kitty.core.log.events import LINK_KEY, Annotation, Event, LogWarning, Transition
 from kitty.core.log.read import ORDER, replay_order
 from kitty.core.log.records import Conflict, ReviewRecord, WPState
+from kitty.core.record import Record
 
 #: Names that moved out with the fold's rules (kitty.core.log.admit, kitty.core.log.apply).
 __all__ = [
@@ -81,14 +81,30 @@ __all__ = [
 RESOLVE_KEY = "conflicts_resolved"
 
 
-@dataclass(slots=True)
-class Board:
-    wps: dict[str, WPState] = field(default_factory=dict)
-    event_count: int = 0
-    last_event_id: str | None = None
-    newest_at_us: int | None = None
-    warnings: list[LogWarning] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
+class Board(Record):
+    __slots__ = ("conflicts", "event_count", "last_event_id", "newest_at_us", "warnings", "wps")
+    wps: dict[str, WPState]
+    event_count: int
+    last_event_id: str | None
+    newest_at_us: int | None
+    warnings: list[LogWarning]
+    conflicts: list[Conflict]
+
+    def __init__(
+        self,
+        wps: dict[str, WPState] | None = None,
+        event_count: int = 0,
+        last_event_id: str | None = None,
+        newest_at_us: int | None = None,
+        warnings: list[LogWarning] | None = None,
+        conflicts: list[Conflict] | None = None,
+    ) -> None:
+        self.wps = {} if wps is None else wps
+        self.event_count = event_count
+        self.last_event_id = last_event_id
+        self.newest_at_us = newest_at_us
+        self.warnings = [] if warnings is None else warnings
+        self.conflicts = [] if conflicts is None else conflicts
 
     def open_conflicts(self) -> list[Conflict]:
         return [c for c in self.conflicts if c.resolved_by is None]

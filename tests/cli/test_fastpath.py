@@ -355,3 +355,78 @@ def test_fast_writes_report_unexpected_errors_like_click(
         ["next", "--claim", "--agent", "claude"],
     ):
         _both(write_repo, args, capsys)
+
+
+WARM = [
+    ["status"],
+    ["status", "--json", "--mission", SLUG],
+    ["next", "--agent", "claude"],
+    ["next", "-a", "codex", "--json", "-m", SLUG],
+]
+
+
+@pytest.mark.parametrize("args", WARM, ids=" ".join)
+def test_a_warm_read_is_printed_from_its_record_without_running_the_command(
+    mission_repo: Path,
+    args: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second identical read prints the kept bytes and reads nothing else; a problem
+    with the cache is a miss (the command runs), never an empty answer."""
+    from kitty import hot
+    from kitty.adapters import viewcache
+
+    monkeypatch.setattr(viewcache, "RACY_NS", 0)
+    (mission_repo / "kitty-specs" / SLUG / "status.events.jsonl").write_text(
+        "".join(
+            line + "\n"
+            for line in (mission_repo / "kitty-specs" / SLUG / "status.events.jsonl")
+            .read_text()
+            .splitlines()
+            if line.startswith("{")
+        )
+    )
+    assert fastpath.run(["-C", str(mission_repo), *args]) == 0
+    first = capsys.readouterr()
+    assert first.out
+    body = "next_" if args[0] == "next" else "status"
+    real = getattr(hot, body)
+
+    def not_run(*a: object, **k: object) -> int:
+        raise AssertionError("the command ran instead of its record")
+
+    monkeypatch.setattr(hot, body, not_run)
+    assert fastpath.run(["-C", str(mission_repo), *args]) == 0
+    assert capsys.readouterr() == first
+    monkeypatch.setattr(hot, body, real)
+
+    def broken(*a: object, **k: object) -> None:
+        raise RuntimeError("a cache problem")
+
+    monkeypatch.setattr(viewcache, "lookup", broken)
+    assert fastpath.run(["-C", str(mission_repo), *args]) == 0
+    assert capsys.readouterr() == first
+
+
+def test_a_claim_always_runs_the_command(
+    mission_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kitty import hot
+    from kitty.adapters import viewcache
+
+    monkeypatch.setattr(viewcache, "RACY_NS", 0)
+    read = ["-C", str(mission_repo), "next", "--agent", "codex", "--json"]
+    assert fastpath.run(read) == 0
+    capsys.readouterr()
+    calls: list[dict[str, object]] = []
+    real = hot.next_
+
+    def spy(*a: object, **k: object) -> int:
+        calls.append(k)
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hot, "next_", spy)
+    assert fastpath.run([*read, "--claim"]) == 0
+    assert calls and calls[0]["claim"] is True and calls[0]["cache"] is False
+    assert '"action": "wait"' in capsys.readouterr().out

@@ -279,6 +279,9 @@ def _both(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> No
         shutil.rmtree(target)
         shutil.copytree(saved / name, target, symlinks=True)
     full = kitty(repo, *args)
+    for log in CRASH_LOG.findall(fast.out + fast.err):
+        # the crash log names the command that crashed, as click's does
+        assert repr(["-C", str(repo), *args]) in Path(log).read_text().splitlines()[0], log
     for log in CRASH_LOG.findall(fast.out + fast.err + full.out + full.err):
         Path(log).unlink(missing_ok=True)
     assert (code, _mask(fast.out), _mask(fast.err)) == (

@@ -12,6 +12,8 @@ score.
     python mutation/run.py transitions moves # only modules whose path contains a word
     python mutation/run.py --table           # the table of the last run, nothing re-run
     python mutation/run.py --show            # also print the diff of every survivor
+    python mutation/run.py --survivors sync  # re-test only the last run's survivors with
+                                             # today's tests (minutes: after adding tests)
 
 Exit status: 1 when the mutants of the pure rules (kitty/core and every rules/ package)
 are killed below --min-core percent (default 90), when a module with a `min` in
@@ -158,6 +160,43 @@ def run_module(module: str, tests: list[str]) -> bool:
     return True
 
 
+def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -> bool:
+    """Run the last run's survivors (not the equivalent ones) again, with today's tests
+    and test list. Refused when the module itself changed since that run: its mutants
+    (and their names) would no longer be the ones on record."""
+    work = workdir(module)
+    last = score(module, equivalent)
+    if last is None:
+        print(f"  {module} has no run on record: run it whole first", file=sys.stderr)
+        return False
+    if (work / module).read_bytes() != (ROOT / module).read_bytes():
+        print(f"  {module} changed since its last run: run it whole", file=sys.stderr)
+        return False
+    names = [n.split(" ", 1)[0] for n in last.survived + last.no_tests + last.other]
+    if not names:
+        return True
+    shutil.rmtree(work / "tests")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(pyproject + mutmut_section(module, tests))
+    log = work / "mutmut-survivors.log"
+    print(f"re-testing {len(names)} survivors of {module} (log: {log.relative_to(ROOT)})")
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    with log.open("w") as handle:
+        done = subprocess.run(
+            [mutmut(), "run", "--max-children", "1", *names],
+            check=False,
+            cwd=work,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    if done.returncode != 0:
+        print(f"  mutmut failed (exit {done.returncode}); see {log}", file=sys.stderr)
+    return done.returncode == 0
+
+
 def score(module: str, equivalent: dict[str, str]) -> Score | None:
     meta = workdir(module) / "mutants" / (module + ".meta")
     if not meta.exists():
@@ -224,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("only", nargs="*", help="run only modules whose path contains one of these")
     parser.add_argument("--table", action="store_true", help="print the last run's table only")
     parser.add_argument("--show", action="store_true", help="print the diff of each survivor")
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="re-test only the last run's survivors, with today's tests",
+    )
     parser.add_argument("--min-core", type=float, default=90.0, help="required kitty/core score")
     args = parser.parse_args(argv)
 
@@ -232,7 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     if not chosen:
         parser.error(f"no module in mutation/modules.toml matches {args.only}")
     failed = []
-    if not args.table:
+    if args.survivors and not args.table:
+        for module in chosen:
+            if not rerun_survivors(module, modules[module], equivalent):
+                failed.append(module)
+    elif not args.table:
         for module in chosen:
             if not run_module(module, modules[module]):
                 failed.append(module)

@@ -119,7 +119,6 @@ def push_cas(git: Git, remote: str, slug: str, commit: str, expected: str | None
     _, out, err = git.status(
         "push",
         "--porcelain",
-        "--atomic",
         f"--force-with-lease={ref}:{expected or ''}",
         remote,
         f"{commit}:{ref}",

@@ -6,7 +6,8 @@ of kitty/teams/remote.py; tests/cli/test_remote_claims.py races real processes).
 - a push beaten by another machine is retried on the fresher log, and the retry is
   seen; a ref that keeps moving is given up on with a clear error;
 - a torn line on the remote stays out of the local log;
-- a remote without the ref, or no remote at all, is said plainly.
+- a remote without the ref, or no remote at all, is said plainly;
+- a remote that does not offer atomic pushes coordinates all the same.
 """
 
 from __future__ import annotations
@@ -275,6 +276,16 @@ def test_a_push_refused_for_another_reason_is_an_error(
     assert "no pushes today" in caught.value.message
     assert caught.value.hint == "check that you may push to origin"
     assert "alice" not in a.events_path.read_text()
+
+
+def test_a_remote_without_atomic_pushes_coordinates_all_the_same(
+    two: tuple[Path, Mission, Mission],
+) -> None:
+    bare, a, b = two
+    git(bare, "config", "receive.advertiseAtomic", "false")
+    assert remote.transact(a, "origin", lambda _: [note("alice")], "alice").pushed
+    assert remote.transact(b, "origin", lambda _: [note("bob")], "bob").pushed
+    assert [json.loads(x)["actor"] for x in remote_lines(bare)] == ["alice", "bob"]
 
 
 def test_push_cas_moves_the_ref_only_from_the_expected_tip(

@@ -64,6 +64,7 @@ LEFT_TO_CLICK = [
     ["move", "WP01", "claimed", "--note="],
     ["move", "WP01", "claimed", "--claim"],
     ["move", "--", "WP01", "claimed"],
+    ["move", "-x", "claimed"],  # an unknown option where the WP goes
     ["move", "WP01", "claimed", "--review-feedback-file", "fb.md"],
     ["move", "WP01", "approved", "--force", "--self-review-fallback"],
     ["move", "WP01", "claimed", "--agent", "a", "--agent", "b"],
@@ -187,6 +188,7 @@ WRITES = [
     ["move", "WP1", "claimed", "--agent", "claude", "--json"],
     ["move", "1", "claimed", "--agent=claude", "-m", WSLUG],
     ["move", "WP01", "--to", "claimed", "--agent", "claude"],  # move-task's spelling
+    ["move", "WP01", "claimed", "--agent=claude", "--note=why=because"],  # '=' in a value
     ["move", "--to=claimed", "WP01", "--json"],
     ["move", "WP01", "claimed"],  # the actor from git's identity
     ["agent", "tasks", "move-task", "WP01", "--to", "claimed", "--agent", "claude", "--json"],
@@ -433,3 +435,14 @@ def test_a_claim_always_runs_the_command(
     assert fastpath.run([*read, "--claim"]) == 0
     assert calls and calls[0]["claim"] is True and calls[0]["cache"] is False
     assert '"action": "wait"' in capsys.readouterr().out
+
+
+def test_the_mcp_server_starts_in_the_directory_given(
+    mission_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kitty import hot
+
+    started: list[str] = []
+    monkeypatch.setattr(hot, "mcp", lambda cwd: started.append(cwd) or 0)
+    assert fastpath.run(["-C", str(mission_repo), "mcp"]) == 0
+    assert started == [str(mission_repo)]

@@ -96,7 +96,7 @@ class RemoteSprint(Sprint):
 
     def claim(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         """Claim `wp_id` on the coordination branch; False when another machine has it."""
-        lease = remote_lease(mission, self.remote)
+        lease = remote_lease(mission)
         won: list[bool] = []
 
         def build(board: Board) -> list[dict[str, Any]]:
@@ -247,13 +247,12 @@ def claim_records(
     )
     foreign_holds(board, agent, machine)
     st = board.wps.get(wp_id)
-    lane = st.lane if st else None
-    mine = lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and (
-        (st.reviewer if lane == lanes.IN_REVIEW else st.implementer) == agent if st else False
-    )
-    if mine:
+    if st is None:
+        return False, []
+    holder = st.reviewer if st.lane == lanes.IN_REVIEW else st.implementer
+    if st.lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and holder == agent:
         return True, []  # resuming our own claim
-    if lane != frm:
+    if st.lane != frm:
         return False, []
     # all four keys of a structured actor, or Spec Kitty 3.2.7 refuses the log
     actor = {

@@ -56,14 +56,14 @@ class RemoteSprint(Sprint):
         self.remote = opts.remote
         self.machine = machine_id()
         self.git = Git(self.mission().project.root)
-        self.last_publish = 0.0
+        self.last_publish: float | None = None  # None: the first publish always goes
         self.pushed: dict[str, str] = {}  # branch -> the sha last pushed
         self.finished_by: str | None = None
 
     # -- events --------------------------------------------------------------------
     def publish(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self.last_publish < PUBLISH_EVERY:
+        if not force and self.last_publish is not None and now - self.last_publish < PUBLISH_EVERY:
             return
         self.last_publish = now
         # Branches first: when a WP's for_review reaches the remote, its commits are there.
@@ -96,7 +96,7 @@ class RemoteSprint(Sprint):
 
     def claim(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         """Claim `wp_id` on the coordination branch; False when another machine has it."""
-        lease = remote_lease(mission, self.remote)
+        lease = remote_lease(mission)
         won: list[bool] = []
 
         def build(board: Board) -> list[dict[str, Any]]:
@@ -182,11 +182,12 @@ class RemoteSprint(Sprint):
         refs = [f"refs/heads/{n}:refs/heads/{n}" for n, sha in shas.items() if sha]
         if not refs or all(self.pushed.get(n) == sha for n, sha in shas.items()):
             return
-        code, _, err = self.git.status("push", "--porcelain", self.remote, *refs)
+        code, out, err = self.git.status("push", "--porcelain", self.remote, *refs)
         if code == 0:
             self.pushed.update({n: sha for n, sha in shas.items() if sha})
         else:
-            self.emit({"event": "notice", "message": f"pushing {', '.join(names)}: {err.strip()}"})
+            why = push_refusal(out, err)
+            self.emit({"event": "notice", "message": f"pushing {', '.join(names)}: {why}"})
 
     def settle(self, job: Any, how: str) -> None:
         super().settle(job, how)
@@ -210,7 +211,7 @@ class RemoteSprint(Sprint):
             self.fetch_branches()
             return True
         if not lost_race(out + err) and "already exists" not in (out + err):
-            self.emit({"event": "notice", "message": f"finish lock: {(out + err).strip()}"})
+            self.emit({"event": "notice", "message": f"finish lock: {push_refusal(out, err)}"})
         self.finished_by = "another machine"
         return False
 
@@ -225,6 +226,14 @@ class RemoteSprint(Sprint):
                 sync(self.repo, self.remote)
             except KittyError as exc:
                 self.emit({"event": "notice", "message": f"kitty sync failed: {exc.message}"})
+
+
+def push_refusal(out: str, err: str) -> str:
+    """Why a `git push --porcelain` failed, on one line: each refused ref with git's
+    reason (from stdout), then what git and the remote said (stderr, hints left out)."""
+    refused = [" ".join(line.split()[1:]) for line in out.splitlines() if line[:2] == "!\t"]
+    said = [line.strip() for line in err.splitlines() if line.strip() and line[:5] != "hint:"]
+    return "; ".join(refused + said)
 
 
 def claim_records(
@@ -247,13 +256,12 @@ def claim_records(
     )
     foreign_holds(board, agent, machine)
     st = board.wps.get(wp_id)
-    lane = st.lane if st else None
-    mine = lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and (
-        (st.reviewer if lane == lanes.IN_REVIEW else st.implementer) == agent if st else False
-    )
-    if mine:
+    if st is None:
+        return False, []
+    holder = st.reviewer if st.lane == lanes.IN_REVIEW else st.implementer
+    if st.lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.IN_REVIEW) and holder == agent:
         return True, []  # resuming our own claim
-    if lane != frm:
+    if st.lane != frm:
         return False, []
     # all four keys of a structured actor, or Spec Kitty 3.2.7 refuses the log
     actor = {

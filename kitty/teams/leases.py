@@ -32,7 +32,8 @@ def lease_minutes(mission: Mission) -> float:
     return float(value)
 
 
-def remote_lease(mission: Mission, remote: str | None) -> dict[str, Any]:
+def remote_lease(mission: Mission) -> dict[str, Any]:
+    """The lease a claim made through the remote carries: this machine, the lease length."""
     from kitty.teams.remote import machine_id
 
     return {"machine": machine_id(), "lease_seconds": int(lease_minutes(mission) * 60)}

@@ -101,7 +101,7 @@ def next_step(
     from kitty.teams.leases import foreign_holds, reclaim_expired, remote_lease
 
     result: dict[str, decide.Decision] = {}
-    lease = remote_lease(mission, remote) if remote else {}
+    lease = remote_lease(mission) if remote else {}
     # Everything but the log is read before the lock: the locked section is the
     # tail of the log, one decision and the append.
     policy = mission.policy()

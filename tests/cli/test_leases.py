@@ -68,7 +68,7 @@ def test_the_lease_length_comes_from_the_config_or_defaults_to_30_minutes(
     mission = mission_with(repo, "agents:\n  available: [claude]\n" + line)
     assert leases.lease_minutes(mission) == minutes
     monkeypatch.setenv("KITTY_MACHINE", "box-7")
-    assert leases.remote_lease(mission, "origin") == {
+    assert leases.remote_lease(mission) == {
         "machine": "box-7",
         "lease_seconds": int(minutes * 60),
     }

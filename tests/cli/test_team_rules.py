@@ -12,6 +12,7 @@ sprints on two machines in subprocesses, which never run mutated code).
 
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import pytest
 from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
 from kitty.core.log.state import Board, WPState
+from kitty.errors import GitError
 from kitty.mission.workspace import Mission
 from kitty.sprint import team as teamsprint
 from kitty.sprint.runner import IMPLEMENT, Options
@@ -212,11 +214,17 @@ def test_any_wp_of_the_list_keeps_us_waiting() -> None:
 # -- a RemoteSprint on two clones of one remote ---------------------------------------------
 
 
-def sprint_on(repo: Path, machine: str, monkeypatch: pytest.MonkeyPatch) -> RemoteSprint:
+def sprint_on(
+    repo: Path,
+    machine: str,
+    monkeypatch: pytest.MonkeyPatch,
+    remote: str = "origin",
+    mission: str = SLUG,
+) -> RemoteSprint:
     monkeypatch.setenv("KITTY_MACHINE", machine)
-    opts = Options(["claude"], ["codex"], dry_run=True, remote="origin")
+    opts = Options(["claude"], ["codex"], dry_run=True, remote=remote)
     notes: list[dict[str, Any]] = []
-    sprint = RemoteSprint(repo, SLUG, opts, notes.append)
+    sprint = RemoteSprint(repo, mission, opts, notes.append)
     sprint.__dict__["notes"] = notes
     return sprint
 
@@ -349,10 +357,14 @@ def test_lane_branches_are_pushed_when_they_moved_and_fast_forwarded_never_rewou
     for name in branches:
         assert git(bare, "rev-parse", name).strip() == head
     assert east.pushed == dict.fromkeys(branches, head)
-    # west gets them as local branches
+    # west gets them as local branches, and no other branch
+    before = set(git(west.repo, "branch", "--format=%(refname:short)").split())
     west.fetch_branches()
     for name in branches:
         assert git(west.repo, "rev-parse", name).strip() == head
+    assert set(git(west.repo, "branch", "--format=%(refname:short)").split()) == before | set(
+        branches
+    )
     # unchanged since the last push: nothing is pushed
     git(bare, "branch", "-D", branches[1])
     east.push_branches("WP01")
@@ -368,11 +380,15 @@ def test_lane_branches_are_pushed_when_they_moved_and_fast_forwarded_never_rewou
     # a branch checked out in a worktree is fast-forwarded there (its files too)
     worktree = west.repo.parent / "west-lane"
     git(west.repo, "worktree", "add", "-q", str(worktree), branches[1])
-    git(east.repo, "commit", "-q", "--allow-empty", "-m", "more")
+    (east.repo / "lane.txt").write_text("the lane's work\n")
+    git(east.repo, "add", "lane.txt")
+    git(east.repo, "commit", "-q", "-m", "more")
     east.push_branches("WP01")
     newer = git(east.repo, "rev-parse", "HEAD").strip()
     west.fetch_branches()
     assert git(worktree, "rev-parse", "HEAD").strip() == newer
+    assert (worktree / "lane.txt").read_text() == "the lane's work\n"
+    assert git(worktree, "status", "--porcelain") == ""  # nothing left half-updated
     # west's own commit on the mission branch is never rewound by a fetch
     git(west.repo, "checkout", "-q", branches[0])
     git(west.repo, "commit", "-q", "--allow-empty", "-m", "west's own")
@@ -392,6 +408,7 @@ def test_a_failed_branch_push_or_fetch_is_a_notice_not_a_crash(
     git(east.repo, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
     east.push_branches("WP01")
     east.fetch_branches()
+    assert [n["event"] for n in east.__dict__["notes"]] == ["notice", "notice"]
     notes = [n["message"] for n in east.__dict__["notes"]]
     assert notes[0].startswith(f"pushing {name}, {name}-lane-a: ") and "gone.git" in notes[0], notes
     assert notes[1].startswith("fetching branches failed: ") and "gone.git" in notes[1], notes
@@ -478,21 +495,26 @@ def test_an_agent_exit_pushes_the_implementers_branches_and_publishes_at_once(
 ) -> None:
     bare, east, _ = machines
     settled: list[tuple[Any, str]] = []
-    monkeypatch.setattr(teamsprint.Sprint, "settle", lambda self, job, how: settled.append(how))
+    monkeypatch.setattr(
+        teamsprint.Sprint, "settle", lambda self, job, how: settled.append((job, how))
+    )
     name = teamsprint.mission_branch(east.mission())
+    lane = teamsprint.lane_branch(east.mission(), "lane-a")
     git(east.repo, "branch", name)
+    git(east.repo, "branch", lane)
     review = types.SimpleNamespace(role=REVIEW, wp_id="WP01")
     east.last_publish = teamsprint.time.monotonic()  # just published: only a forced one goes
     add_note(east, "review-done")
     east.settle(review, "exit 0")
-    assert settled == ["exit 0"]
+    assert settled == [(review, "exit 0")]
     assert '"review-done"' in coord_log(bare)
     assert name not in git(bare, "branch", "--list")  # a review pushes no branch
     implement = types.SimpleNamespace(role=IMPLEMENT, wp_id="WP01")
     add_note(east, "implement-done")
     east.settle(implement, "exit 0")
     assert '"implement-done"' in coord_log(bare)
-    assert name in git(bare, "branch", "--list")
+    assert settled[-1] == (implement, "exit 0")
+    assert {name, lane} <= set(git(bare, "branch", "--format=%(refname:short)").split())
 
 
 def test_each_dispatch_publishes_first(
@@ -535,6 +557,13 @@ def test_a_finish_push_refused_for_another_reason_is_a_notice(
     assert note["event"] == "notice" and note["message"].startswith("finish lock: ")
     assert "no finishing here" in note["message"] and note["message"] == note["message"].strip()
     assert set(note) == {"event", "message"}
+    # one line: the refused ref and git's reason first, then what the remote said
+    ref = teamsprint.coord_ref(SLUG) + "-finish"
+    assert (
+        f":{ref} [remote rejected] (pre-receive hook declined); remote: no finishing here; "
+        in (note["message"])
+    )
+    assert "\n" not in note["message"] and "hint:" not in note["message"]
 
 
 def test_a_finish_ref_that_already_exists_is_no_notice(
@@ -576,3 +605,266 @@ def test_a_won_claim_starts_the_agent_and_publishes_at_once(
     assert east.start(mission, "WP02", REVIEW, "codex") == "parent's answer"
     assert checked == ["WP02"] and started[-1] == (SLUG, "WP02", REVIEW, "codex")
     assert east.__dict__["notes"] == []
+
+
+# -- what the other machines see ------------------------------------------------------------
+
+
+def lane_of_wp01(sprint: RemoteSprint) -> str:
+    return teamsprint.lane_branch(sprint.mission(), "lane-a")
+
+
+def commit_on(repo: Path, branch: str, words: str) -> str:
+    """A commit of `words` on `branch`, leaving whatever was checked out checked out."""
+    where = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    git(repo, "checkout", "-q", branch)
+    git(repo, "commit", "-q", "--allow-empty", "-m", words)
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", where)
+    return sha
+
+
+def test_a_claim_shows_the_agent_on_the_other_machines_and_in_the_remote_history(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, west = machines
+    assert on(east, monkeypatch).claim(east.mission(), "WP01", IMPLEMENT, "claude")
+    subject = git(bare, "log", "-1", "--format=%s", f"kitty/coord/{SLUG}").strip()
+    assert subject == "kitty: claude on east claims WP01"
+    on(west, monkeypatch).publish(force=True)  # folds east's claim in
+    st = west.mission().board.get("WP01")
+    assert (st.lane, st.implementer) == (lanes.CLAIMED, "claude")
+    lease = teamsprint.lease_of(st)
+    assert lease is not None and (lease["holder"], lease["machine"]) == ("claude", "east")
+
+
+def test_finishing_publishes_the_last_events_at_once_even_right_after_a_publish(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    east.publish(force=True)
+    add_note(east, "done-and-merged")
+    east.after_finish({"merged": False})
+    assert '"done-and-merged"' in coord_log(bare)
+
+
+def test_the_merged_target_branch_reaches_the_shared_remote_whatever_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = publish(tmp_path, CONFIG, FIVE[:1])
+    repo = clone(f"file://{bare}", tmp_path / "east")
+    git(repo, "remote", "rename", "origin", "team")
+    east = sprint_on(repo, "east", monkeypatch, remote="team")
+    assert east.claim(east.mission(), "WP01", IMPLEMENT, "claude")
+    east.after_finish({"merged": True})
+    log = git(bare, "show", f"main:kitty-specs/{SLUG}/status.events.jsonl")
+    assert '"to_lane": "claimed"' in log
+    assert east.__dict__["notes"] == []
+
+
+def test_a_lane_branch_another_machine_advanced_is_not_rewound_and_the_notice_says_which(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    theirs = commit_on(west.repo, lane, "west's work")
+    west.push_branches("WP01")
+    before = dict(east.pushed)
+    commit_on(east.repo, lane, "east's work")
+    east.push_branches("WP01")
+    assert git(bare, "rev-parse", lane).strip() == theirs
+    assert east.pushed == before  # refused: tried again when the lane moves
+    [note] = east.__dict__["notes"]
+    name = teamsprint.mission_branch(east.mission())
+    url = git(east.repo, "remote", "get-url", "origin").strip()
+    assert note == {
+        "event": "notice",
+        "message": f"pushing {name}, {lane}: refs/heads/{lane}:refs/heads/{lane} [rejected]"
+        f" (fetch first); error: failed to push some refs to '{url}'",
+    }
+
+
+def test_commits_of_this_machine_on_a_lane_branch_are_never_rewound_by_a_fetch(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    mine = commit_on(west.repo, lane, "west's work, not pushed yet")
+    west.fetch_branches()  # the remote is behind west
+    assert git(west.repo, "rev-parse", lane).strip() == mine
+    commit_on(east.repo, lane, "east's work")
+    east.push_branches("WP01")
+    west.fetch_branches()  # the two have diverged
+    assert git(west.repo, "rev-parse", lane).strip() == mine
+    assert west.__dict__["notes"] == []
+
+
+def test_fetching_lane_branches_leaves_this_clones_tags_alone(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    work = commit_on(east.repo, lane, "east's work")
+    for tag in ("v1", "east-only"):
+        git(east.repo, "tag", tag, work)
+        git(east.repo, "push", "-q", "origin", tag)
+    east.push_branches("WP01")
+    own = git(west.repo, "rev-parse", "HEAD").strip()
+    git(west.repo, "tag", "v1", own)  # west's own v1, elsewhere
+    west.fetch_branches()
+    assert west.__dict__["notes"] == []
+    assert git(west.repo, "rev-parse", lane).strip() == work
+    assert git(west.repo, "tag", "--list").split() == ["v1"]
+    assert git(west.repo, "rev-parse", "v1^{commit}").strip() == own
+
+
+def test_a_fetch_stopped_by_a_stale_lock_is_one_notice_with_gits_reason(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    lock = west.repo / ".git" / "refs" / "kitty" / "remotes" / "origin" / "branches" / lane
+    lock = lock.with_name(lock.name + ".lock")
+    lock.parent.mkdir(parents=True)
+    lock.write_text("")  # left by a git process that crashed
+    west.fetch_branches()
+    [note] = west.__dict__["notes"]
+    assert note["event"] == "notice"
+    assert note["message"].startswith("fetching branches failed: error: cannot lock ref "), note
+    assert "\nFrom " not in note["message"]  # git's reason, not its progress report
+    assert git(west.repo, "branch", "--list", lane) == ""
+
+
+def test_a_reviewers_lane_branch_checked_out_elsewhere_fails_with_gits_reason(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    ws = teamsprint.existing_workspace(east.mission(), "WP01")
+    assert ws.branch is not None
+    git(east.repo, "branch", ws.branch)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    git(west.repo, "checkout", "-q", ws.branch)  # the user works on it in the main clone
+    with pytest.raises(GitError) as failed:
+        west.checkout_for_review("WP01")
+    assert failed.value.message.startswith("git worktree failed: fatal: "), failed.value.message
+    assert ws.branch in failed.value.message
+
+
+def test_finishing_never_reads_the_terminal(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"typed at the terminal\n")
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)  # what the sprint's own stdin holds
+    try:
+        won = east.claim_finish()
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
+    assert won
+    tree = git(bare, "log", "-1", "--format=%T", f"kitty/coord/{SLUG}-finish").strip()
+    assert tree == git(bare, "hash-object", "-t", "tree", "/dev/null").strip()  # empty
+
+
+def test_the_first_publish_always_goes_whatever_the_clock_reads(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare, east, _ = machines
+    for reading in (0.0, 1.5):  # a clock that starts at zero, or just after
+        monkeypatch.setattr(
+            teamsprint, "time", types.SimpleNamespace(monotonic=lambda at=reading: at)
+        )
+        fresh = sprint_on(east.repo, "east", monkeypatch)
+        add_note(fresh, f"first-at-{reading}")
+        fresh.publish()
+        assert f'"first-at-{reading}"' in coord_log(bare)
+
+
+def test_a_publish_sends_the_running_implementers_branches_first_and_says_who_published(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    bare, east, _ = machines
+    lane_a = lane_of_wp01(east)
+    lane_b = teamsprint.lane_branch(east.mission(), "lane-b")
+    lane = teamsprint.lane_of(east.mission(), "WP02")
+    assert lane is not None and lane["lane_id"] == "lane-b"
+    for name in (lane_a, lane_b):
+        git(east.repo, "branch", name)
+    east.jobs.update(
+        {
+            "WP01": types.SimpleNamespace(role=IMPLEMENT, wp_id="WP01"),
+            "WP02": types.SimpleNamespace(role=REVIEW, wp_id="WP02"),
+        }
+    )
+    add_note(east, "working")
+    east.publish(force=True)
+    remote = set(git(bare, "branch", "--format=%(refname:short)").split())
+    assert lane_a in remote and lane_b not in remote  # a review's branch is not its to push
+    subject = git(bare, "log", "-1", "--format=%s", f"kitty/coord/{SLUG}").strip()
+    assert subject == "kitty: sprint on east"
+
+
+def test_a_sprint_runs_the_mission_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bare = publish(tmp_path, CONFIG, FIVE[:1])
+    repo = clone(f"file://{bare}", tmp_path / "east")
+    other = "other-01GHJKMN"
+    make_mission(repo, slug=other, wps=FIVE[:1], config=CONFIG)
+    for slug in (SLUG, other):
+        assert sprint_on(repo, "east", monkeypatch, mission=slug).slug == slug
+
+
+def test_a_checked_out_lane_branch_gets_the_pushed_commits_even_where_git_merges_without_ff(
+    machines: tuple[Path, RemoteSprint, RemoteSprint],
+) -> None:
+    _, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    worktree = west.repo.parent / "west-lane"
+    git(west.repo, "worktree", "add", "-q", str(worktree), lane)
+    git(west.repo, "config", "merge.ff", "false")  # the user's own habit
+    work = commit_on(east.repo, lane, "east's work")
+    east.push_branches("WP01")
+    west.fetch_branches()
+    assert git(worktree, "rev-parse", "HEAD").strip() == work  # no merge commit of its own
+
+
+def test_a_commit_that_lands_on_a_lane_branch_during_the_fetch_is_never_lost(
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, east, west = machines
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    commit_on(east.repo, lane, "east's work")
+    east.push_branches("WP01")
+    landed: list[str] = []
+    real_ok = west.git.ok
+
+    def ok(*args: str) -> bool:
+        if args[0] == "merge-base":  # decided to fast-forward, then a commit lands
+            landed.append(commit_on(west.repo, lane, "another process's commit"))
+        return real_ok(*args)
+
+    monkeypatch.setattr(west.git, "ok", ok)
+    with pytest.raises(GitError, match="update-ref"):
+        west.fetch_branches()
+    assert landed and git(west.repo, "rev-parse", lane).strip() == landed[0]

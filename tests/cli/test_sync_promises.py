@@ -7,6 +7,8 @@ of kitty/teams/sync.py):
   cannot start, and the message quotes their first 300 characters;
 - a sync waits for each mission's lock, and names the mission it gave up on;
 - a stale lock on the remote-tracking branch is named, with git's error alone;
+- the recovery of a sync killed mid-merge keeps every line the log had, the merged-in
+  ones too, though undoing the merge puts the file back;
 - a sync ends with its own result or error when its marker was removed meanwhile
   (another sync of the same checkout finished first).
 """
@@ -157,3 +159,20 @@ def test_a_sync_ends_with_its_own_outcome_when_its_marker_was_removed_meanwhile(
     with pytest.raises(LockBusy, match="gave up after 1 attempts"):
         syncmod.sync(a, attempts=1)
     assert not marker.exists()
+
+
+def test_recovering_a_sync_killed_mid_merge_keeps_every_line_the_log_had(
+    two: tuple[Path, Path, Path],
+) -> None:
+    _, a, b = two
+    ok(b, "move", "WP02", "claimed", "--agent", "bo")
+    syncmod.sync(b)
+    ok(a, "move", "WP01", "claimed", "--agent", "al")
+    git(a, "commit", "-q", "-m", "a's claim", "--", LOG)
+    git(a, "fetch", "-q", "origin")
+    git(a, "merge", "-q", "--no-commit", "--no-ff", "origin/main")  # the killed sync's merge
+    (a / ".git" / syncmod.MARKER).write_text('{"pid": 4194311, "phase": "merge"}')
+    assert syncmod.recover(Git(a), layout.find_project(a))
+    assert not (a / ".git" / "MERGE_HEAD").exists()  # the merge was undone
+    log = (a / LOG).read_text()
+    assert '"actor": "al"' in log and '"actor": "bo"' in log  # and no line was lost

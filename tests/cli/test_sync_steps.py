@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,17 @@ LOG = f"kitty-specs/{SLUG}/status.events.jsonl"
 def two(tmp_path: Path) -> tuple[Path, Path, Path]:
     bare = publish(tmp_path, CONFIG, FIVE[:2])
     return bare, clone(f"file://{bare}", tmp_path / "a"), clone(f"file://{bare}", tmp_path / "b")
+
+
+@pytest.fixture(autouse=True)
+def no_hangup_reaches_this_process() -> Iterator[None]:
+    """Asking whether a marker's process still runs signals nobody, this process included
+    (its pid is in the marker of its own sync)."""
+    got: list[int] = []
+    before = signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+    yield
+    signal.signal(signal.SIGHUP, before)
+    assert got == []
 
 
 def marker(repo: Path) -> Path:

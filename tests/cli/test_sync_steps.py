@@ -314,8 +314,13 @@ def test_a_sync_killed_before_git_wrote_merge_head_puts_the_files_back(
     assert git(a, "status", "--porcelain", "--untracked-files=no") == ""
     marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "sync"}))
     (a / "README.md").write_text("the user's edit\n")
+    (a / "staged.md").write_text("the user's new file\n")
+    git(a, "add", "staged.md")
     assert syncmod.recover(Git(a), syncmod.layout.find_project(a))
-    assert (a / "README.md").read_text() == "the user's edit\n"  # phase sync: no reset
+    # phase sync: no reset, the user's edit and staged file stay as they were
+    assert (a / "README.md").read_text() == "the user's edit\n"
+    assert (a / "staged.md").read_text() == "the user's new file\n"
+    assert git(a, "diff", "--cached", "--name-only") == "staged.md\n"
 
 
 def test_log_lines_a_recovery_removed_are_appended_back(tmp_path: Path) -> None:

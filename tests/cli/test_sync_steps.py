@@ -303,6 +303,22 @@ def test_a_marker_of_a_running_sync_refuses_and_one_s_own_or_a_broken_one_does_n
     assert marker(a).exists()
 
 
+def test_two_syncs_recovering_the_same_killed_one_both_finish(
+    two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, a, _ = two
+    marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "sync"}))
+    restore = syncmod._restore_lines
+
+    def and_the_other_one_ends(path: Path, before: bytes) -> None:
+        restore(path, before)
+        marker(a).unlink()  # the other sync removes the marker first
+
+    monkeypatch.setattr(syncmod, "_restore_lines", and_the_other_one_ends)
+    assert syncmod.recover(Git(a), syncmod.layout.find_project(a)) is True
+    assert not marker(a).exists()
+
+
 def test_a_sync_killed_before_git_wrote_merge_head_puts_the_files_back(
     two: tuple[Path, Path, Path],
 ) -> None:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,17 @@ LOG = f"kitty-specs/{SLUG}/status.events.jsonl"
 def two(tmp_path: Path) -> tuple[Path, Path, Path]:
     bare = publish(tmp_path, CONFIG, FIVE[:2])
     return bare, clone(f"file://{bare}", tmp_path / "a"), clone(f"file://{bare}", tmp_path / "b")
+
+
+@pytest.fixture(autouse=True)
+def no_hangup_reaches_this_process() -> Iterator[None]:
+    """Asking whether a marker's process still runs signals nobody, this process included
+    (its pid is in the marker of its own sync)."""
+    got: list[int] = []
+    before = signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+    yield
+    signal.signal(signal.SIGHUP, before)
+    assert got == []
 
 
 def marker(repo: Path) -> Path:
@@ -80,14 +93,14 @@ def test_a_branch_that_keeps_moving_is_given_up_on(
     _, a, b = two
     slept: list[float] = []
     monkeypatch.setattr(syncmod.time, "sleep", slept.append)
-    monkeypatch.setattr(syncmod.random, "uniform", lambda lo, hi: 1.0)
+    monkeypatch.setattr(syncmod.random, "uniform", lambda lo, hi: hi)  # the longest jitter
     ok(a, "move", "WP01", "claimed", "--agent", "al")
     moving_hook(a, b, always=True)
     with pytest.raises(LockBusy) as caught:
         syncmod.sync(a, "origin", attempts=3)
     assert caught.value.message == "origin/main kept moving: gave up after 3 attempts"
     assert caught.value.hint == "run kitty sync again"
-    assert slept == pytest.approx([0.1, 0.2, 0.4])
+    assert slept == pytest.approx([0.15, 0.3, 0.6])
     assert not marker(a).exists()
     assert not (a / ".git" / "MERGE_HEAD").exists()
 
@@ -114,6 +127,11 @@ def test_only_kittys_own_files_are_committed(two: tuple[Path, Path, Path]) -> No
     (mission / "tasks" / "WP01").mkdir()
     (mission / "tasks" / "WP01" / "review-cycle-1.md").write_text("review\n")  # kitty's
     (a / "notes.txt").write_text("mine\n")
+    # names where mutation testing puts its markers around '--' and an option: the
+    # user's files all the same, left alone
+    users = ("XX--XX", "XX--porcelain=v1XX", "XX--untracked-files=allXX")
+    for name in users:
+        (a / name).write_text("mine too\n")
     (a / "README.md").write_text("edited\n")
     (mission / "spec.md").write_text("a spec draft\n")
     result = syncmod.sync(a, "origin")
@@ -123,9 +141,11 @@ def test_only_kittys_own_files_are_committed(two: tuple[Path, Path, Path]) -> No
     assert git(a, "log", "-1", "--format=%s", commit).strip() == "kitty: sync"
     porcelain = git(a, "status", "--porcelain")
     assert "?? notes.txt" in porcelain and " M README.md" in porcelain
+    assert all(f"?? {name}" in porcelain for name in users)
     assert f"kitty-specs/{SLUG}/spec.md" in porcelain
-    # nothing of kitty's changed: no commit
-    assert syncmod.sync(a, "origin")["commits"] == []
+    # nothing of kitty's changed and nothing new upstream: no commit, no merge
+    again = syncmod.sync(a, "origin")
+    assert (again["commits"], again["merged"]) == ([], False)
 
 
 def test_a_tracked_status_json_that_changed_is_committed(two: tuple[Path, Path, Path]) -> None:
@@ -135,6 +155,9 @@ def test_a_tracked_status_json_that_changed_is_committed(two: tuple[Path, Path, 
     git(a, "add", "-f", str(status))
     git(a, "commit", "-q", "-m", "track status.json")
     status.write_text('{"changed": true}\n')
+    (a / "README.md").write_text("the user's edit\n")  # not kitty's: never listed
+    assert syncmod._own_dirty(Git(a)) == [f"kitty-specs/{SLUG}/status.json"]
+    status.unlink()  # a tracked status.json that is gone has changed too
     assert syncmod._own_dirty(Git(a)) == [f"kitty-specs/{SLUG}/status.json"]
 
 
@@ -145,8 +168,10 @@ def test_refusals_leave_no_marker(two: tuple[Path, Path, Path], tmp_path: Path) 
     assert caught.value.hint == "git remote -v lists the remotes"
     assert not marker(a).exists()
     git(a, "checkout", "-q", "--detach")
-    with pytest.raises(GuardRefused, match="HEAD is detached: kitty sync needs a branch"):
+    with pytest.raises(GuardRefused) as detached:
         syncmod.sync(a, "origin")
+    assert detached.value.message == "HEAD is detached: kitty sync needs a branch"
+    assert detached.value.hint == "git switch <branch>"
     assert not marker(a).exists()
     git(a, "checkout", "-q", "main")
     git(a, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
@@ -166,13 +191,15 @@ def test_a_fetch_or_push_that_fails_for_another_reason_is_an_error(
     assert (result["branch"], result["merged"]) == ("topic", False)
     assert git(bare, "rev-parse", "topic").strip() == result["head"]
     hook = bare / "hooks" / "pre-receive"
-    hook.write_text("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n")
+    hook.write_text(f"#!/bin/sh\necho 'no pushes today: {'z' * 300}' >&2\nexit 1\n")
     hook.chmod(0o755)
     ok(a, "move", "WP01", "claimed", "--agent", "al")
     with pytest.raises(GitError) as caught:
         syncmod.sync(a, "origin")
-    assert caught.value.message.startswith("git push origin topic failed: ")
-    assert "no pushes today" in caught.value.message
+    said = caught.value.output  # git's whole answer, the refused ref in its porcelain line
+    assert "!\tHEAD:refs/heads/topic\t[remote rejected] (pre-receive hook declined)" in said
+    assert "no pushes today" in said and len(said) > 300
+    assert caught.value.message == f"git push origin topic failed: {said[:300]}"
     assert caught.value.hint == "check that you may push to origin"
     assert not marker(a).exists()
     # a fetch that fails (not a missing branch) is an error too
@@ -190,9 +217,11 @@ def test_a_merge_that_stops_is_undone_and_named(two: tuple[Path, Path, Path]) ->
     for repo, text in ((a, "alice\n"), (b, "bob\n")):
         (repo / "README.md").write_text(text)
         (repo / "notes.md").write_text(text)
-        git(repo, "add", "notes.md")
+        (repo / repo.name).write_text(text)
+        git(repo, "add", "notes.md", repo.name)
         git(repo, "commit", "-q", "-am", "readme")
     syncmod.sync(a, "origin")
+    (b / "b").write_text("an edit of b's, not committed\n")  # the merge does not touch it
     with pytest.raises(GuardRefused) as caught:
         syncmod.sync(b, "origin")
     assert caught.value.message == (
@@ -201,11 +230,15 @@ def test_a_merge_that_stops_is_undone_and_named(two: tuple[Path, Path, Path]) ->
     )
     assert caught.value.hint == "git pull origin main, resolve those files, then run kitty sync"
     assert not (b / ".git" / "MERGE_HEAD").exists() and not marker(b).exists()
+    assert (b / "b").read_text() == "an edit of b's, not committed\n"
     subprocess.run(["git", "merge", "origin/main"], cwd=b, capture_output=True, check=False)
     with pytest.raises(GuardRefused) as busy:
         syncmod.sync(b, "origin")
     assert (
         busy.value.message == "the checkout is in the middle of a merge; kitty sync leaves it alone"
+    )
+    assert busy.value.hint == (
+        "finish it (git commit / git rebase --continue) or abort it, then run kitty sync"
     )
     assert not marker(b).exists()
 
@@ -254,6 +287,8 @@ def test_a_marker_of_a_running_sync_refuses_and_one_s_own_or_a_broken_one_does_n
         assert caught.value.message == "another `kitty sync` is running"
         assert caught.value.hint == "wait for it to finish"
         assert marker(a).exists()
+        with pytest.raises(subprocess.TimeoutExpired):  # asked whether it runs: not signalled
+            sleeper.wait(timeout=0.3)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -268,6 +303,22 @@ def test_a_marker_of_a_running_sync_refuses_and_one_s_own_or_a_broken_one_does_n
     assert marker(a).exists()
 
 
+def test_two_syncs_recovering_the_same_killed_one_both_finish(
+    two: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, a, _ = two
+    marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "sync"}))
+    restore = syncmod._restore_lines
+
+    def and_the_other_one_ends(path: Path, before: bytes) -> None:
+        restore(path, before)
+        marker(a).unlink()  # the other sync removes the marker first
+
+    monkeypatch.setattr(syncmod, "_restore_lines", and_the_other_one_ends)
+    assert syncmod.recover(Git(a), syncmod.layout.find_project(a)) is True
+    assert not marker(a).exists()
+
+
 def test_a_sync_killed_before_git_wrote_merge_head_puts_the_files_back(
     two: tuple[Path, Path, Path],
 ) -> None:
@@ -279,8 +330,13 @@ def test_a_sync_killed_before_git_wrote_merge_head_puts_the_files_back(
     assert git(a, "status", "--porcelain", "--untracked-files=no") == ""
     marker(a).write_text(json.dumps({"pid": 2**22 + 7, "phase": "sync"}))
     (a / "README.md").write_text("the user's edit\n")
+    (a / "staged.md").write_text("the user's new file\n")
+    git(a, "add", "staged.md")
     assert syncmod.recover(Git(a), syncmod.layout.find_project(a))
-    assert (a / "README.md").read_text() == "the user's edit\n"  # phase sync: no reset
+    # phase sync: no reset, the user's edit and staged file stay as they were
+    assert (a / "README.md").read_text() == "the user's edit\n"
+    assert (a / "staged.md").read_text() == "the user's new file\n"
+    assert git(a, "diff", "--cached", "--name-only") == "staged.md\n"
 
 
 def test_log_lines_a_recovery_removed_are_appended_back(tmp_path: Path) -> None:

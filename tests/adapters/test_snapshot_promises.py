@@ -11,6 +11,7 @@ import shutil
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import cast
 
 import pytest
@@ -194,8 +195,8 @@ def wp_files(folder: Path, age: float = 60.0) -> list[tuple[str, os.stat_result]
         path = folder / name
         if not path.exists():
             path.write_text(f"# {name}\n")
-    stamp = {name: cast(os.stat_result, Aged(folder / name, age)) for name in ("WP01.md", "WP02.md")}
-    return list(stamp.items())
+    names = ("WP01.md", "WP02.md")
+    return [(name, cast(os.stat_result, Aged(folder / name, age))) for name in names]
 
 
 def test_unchanged_wp_files_are_parsed_once_and_the_cache_left_alone(tmp_path: Path) -> None:
@@ -225,6 +226,9 @@ def test_a_changed_wp_file_is_parsed_again_even_with_its_old_mtime(tmp_path: Pat
     results = snapshots.cached_parse(cache, files, parse)
     assert results == ["# WP01.md\n", "# WP02 retitled\n"]
     assert parse.parsed == ["WP02.md"]
+    parse.parsed.clear()  # parsed once, then served from the cache again
+    assert snapshots.cached_parse(cache, files, parse) == results
+    assert parse.parsed == []
 
 
 def test_a_wp_file_modified_in_the_last_two_seconds_is_never_served(tmp_path: Path) -> None:
@@ -270,3 +274,17 @@ def test_a_symlinked_or_corrupt_wp_cache_is_never_trusted(repo: Path, tmp_path: 
     mission.cache_dir.mkdir()
     (mission.cache_dir / "wps.pickle").write_bytes(b"\x80\x05not a pickle")
     assert snapshots.cached_parse(mission.cache_dir, files, parse) == ["# WP01.md\n", "# WP02.md\n"]
+
+
+def test_a_wp_file_changed_exactly_two_seconds_ago_is_not_yet_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, cache = tmp_path / "tasks", tmp_path / "cache"
+    files = wp_files(folder)
+    changed = files[0][1].st_mtime_ns
+    clock = SimpleNamespace(time_ns=lambda: changed + snapshots.RACY_NS)
+    monkeypatch.setattr(snapshots, "time", clock)
+    parse = Parser(folder)
+    snapshots.cached_parse(cache, files[:1], parse)
+    (folder / "WP01.md").write_text("# WP01 edit\n")  # same size, and the same stat
+    assert snapshots.cached_parse(cache, files[:1], parse) == ["# WP01 edit\n"]

@@ -180,6 +180,8 @@ def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     pyproject = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(pyproject + mutmut_section(module, tests))
+    meta = work / "mutants" / (module + ".meta")
+    before = json.loads(meta.read_text())["exit_code_by_key"]
     log = work / "mutmut-survivors.log"
     print(f"re-testing {len(names)} survivors of {module} (log: {log.relative_to(ROOT)})")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -192,9 +194,21 @@ def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -
             stderr=subprocess.STDOUT,
             env=env,
         )
+    keep_verdicts(meta, before, set(names))
     if done.returncode != 0:
         print(f"  mutmut failed (exit {done.returncode}); see {log}", file=sys.stderr)
     return done.returncode == 0
+
+
+def keep_verdicts(meta: Path, before: dict[str, int | None], retested: set[str]) -> None:
+    """mutmut forgets the verdicts of the mutants a named run did not test: put back what
+    the last whole run found for every mutant that was not re-tested."""
+    state = json.loads(meta.read_text())
+    codes = state["exit_code_by_key"]
+    for name, code in before.items():
+        if name in codes and name not in retested and code is not None:
+            codes[name] = code
+    meta.write_text(json.dumps(state, indent=4))
 
 
 def score(module: str, equivalent: dict[str, str]) -> Score | None:

@@ -138,3 +138,28 @@ def install_fakes(bin_dir: Path, names: tuple[str, ...], text: str, monkeypatch:
 def trust(repo: Path) -> Run:
     """`kitty trust` in `repo`: the user trusts the commands its config defines (hermetic HOME)."""
     return ok(repo, "trust")
+
+
+#: Runs kitty's entry point and prints, on its last stderr line, every module it imported.
+_MODULES_PROBE = (
+    "import sys\n"
+    "from kitty.entry import main\n"
+    "try:\n"
+    "    main()\n"
+    "except SystemExit:\n"
+    "    print('MODULES=' + ','.join(sorted(sys.modules)), file=sys.stderr)\n"
+    "    raise\n"
+)
+
+
+def imported_by(repo: Path, *args: str) -> tuple[str, set[str]]:
+    """(stdout, the modules imported) of `kitty -C repo ARGS` in a new interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
+    return done.stdout, set(line.split(","))

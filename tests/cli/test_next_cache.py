@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 
 from kitty import fastpath
 from kitty.adapters import viewcache
-from tests.helpers import git, make_mission, ok, write_wp
+from tests.helpers import git, imported_by, make_mission, ok, write_wp
 from tests.helpers import kitty as click_kitty
 
 SLUG = "nextc-01NEXTCACH"
@@ -209,26 +207,9 @@ def test_an_agent_from_gits_config_or_a_halts_questions_are_never_stored(
 def test_a_warm_next_imports_almost_nothing(mission: Path) -> None:
     """Served from the cache, `kitty next` imports none of kitty's readers and rules, no
     click, dataclasses, typing, json, pickle or yaml."""
-    probe = (
-        "import sys\n"
-        "from kitty.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit:\n"
-        "    print('MODULES=' + ','.join(sorted(sys.modules)), file=sys.stderr)\n"
-        "    raise\n"
-    )
 
     def modules(*args: str) -> tuple[str, set[str]]:
-        done = subprocess.run(
-            [sys.executable, "-c", probe, "-C", str(mission), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
-        return done.stdout, set(line.split(","))
+        return imported_by(mission, *args)
 
     time.sleep(2.1)  # older than the racy window (the subprocess keeps the real one)
     for args in (["next", "--agent", "codex"], ["next", "--json"]):

@@ -22,7 +22,7 @@ import pytest
 import kitty
 from kitty import fastpath, hot
 from kitty.adapters import viewcache
-from tests.helpers import git, make_mission, ok, write_wp
+from tests.helpers import git, imported_by, make_mission, ok, write_wp
 from tests.helpers import kitty as click_kitty
 
 SLUG = "cache-01CACHEVW"
@@ -304,32 +304,13 @@ def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
     """Served from the cache, `kitty status` imports none of kitty's readers, no click,
     no dataclasses, typing, json or pickle (pathlib and re are left out of the check:
     an editable install's path finder imports them into every interpreter)."""
-    import subprocess
-    import sys
 
     make_mission(repo, slug=SLUG, wps=[{"wp_id": "WP01"}])
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "mission")
-    probe = (
-        "import sys\n"
-        "from kitty.entry import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit:\n"
-        "    print('MODULES=' + ','.join(sorted(sys.modules)), file=sys.stderr)\n"
-        "    raise\n"
-    )
 
     def modules(*args: str) -> tuple[str, set[str]]:
-        done = subprocess.run(
-            [sys.executable, "-c", probe, "-C", str(repo), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
-        return done.stdout, set(line.split(","))
+        return imported_by(repo, *args)
 
     time.sleep(2.1)  # older than the racy window
     for args in (["status"], ["status", "--json"]):

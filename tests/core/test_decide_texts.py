@@ -193,11 +193,10 @@ def test_only_a_review_stalls_by_silence() -> None:
 
 
 def test_ties_in_fixes_and_the_cap_go_by_number_an_id_without_one_first() -> None:
-    wps = [wp("WP1"), wp("WP9"), wp("setup"), wp("WP2"), wp("pre")]
-    states = [rejected("WP1", 1), rejected("WP9", 1), rejected("setup", 1)]
-    states += [rejected("WP2", 3), rejected("pre", 3, lane="in_progress")]
-    for s in states:
+    wps = [wp("WP1"), wp("WP9"), wp("setup")]
+    fixes = [rejected("WP1", 1), rejected("WP9", 1), rejected("setup", 1)]
+    capped = [rejected("WP1", 3), rejected("setup", 3, lane="in_progress")]
+    for s in fixes + capped:
         s.lane_since_us = NOW - MIN
-    queues = decide.work_queues(ctx(wps, states))
-    assert queues.fixes == ["setup", "WP1", "WP9"]
-    assert queues.capped == ["pre", "WP2"]
+    assert decide.work_queues(ctx(wps, fixes)).fixes == ["setup", "WP1", "WP9"]
+    assert decide.work_queues(ctx(wps, capped)).capped == ["setup", "WP1"]

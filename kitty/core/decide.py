@@ -82,9 +82,8 @@ def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
 
 def _remark(ctx: Context, w: str) -> str:
     """The subtasks a rejection reset, which the fix must mark done again."""
-    spec = ctx.wps.get(w)
     marks = state_of(ctx, w).subtasks
-    reset = [t for t in (spec.subtasks if spec else ()) if marks.get(t) != "done"]
+    reset = [t for t in ctx.wps[w].subtasks if marks.get(t) != "done"]
     if not reset:
         return ""
     return (

@@ -104,6 +104,11 @@ def test_every_kind_of_change_is_seen(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # One instant for the whole test: a printed age (`for 3s`) would otherwise end a
+    # record before it is read again on a slow machine (test_the_clock_ends_a_record
+    # moves the clock on purpose); an hour ahead, so every file is older than it.
+    instant = time.time_ns() + 3600 * 10**9
+    monkeypatch.setattr(time, "time_ns", lambda: instant)
     mission_dir = mission / "kitty-specs" / SLUG
     config = mission / ".kittify" / "config.yaml"
     changes = [

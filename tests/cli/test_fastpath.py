@@ -446,3 +446,39 @@ def test_the_mcp_server_starts_in_the_directory_given(
     monkeypatch.setattr(hot, "mcp", lambda cwd: started.append(cwd) or 0)
     assert fastpath.run(["-C", str(mission_repo), "mcp"]) == 0
     assert started == [str(mission_repo)]
+
+
+def test_without_dash_c_the_hot_commands_run_in_the_current_directory(
+    mission_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(mission_repo)
+    for args in (["status", "--json"], ["next", "--agent", "claude"]):
+        assert fastpath.run(args) == 0, args
+        assert capsys.readouterr().out == kitty(mission_repo, *args).out
+
+
+def test_a_reader_that_closed_the_pipe_ends_the_command_quietly(
+    mission_repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kitty status | head -1`: exit 0, no traceback, and the work is not done twice."""
+    from kitty import hot
+    from kitty.adapters import viewcache
+
+    monkeypatch.setattr(viewcache, "RACY_NS", 0)
+    args = ["-C", str(mission_repo), "status", "--json"]
+    assert fastpath.run(args) == 0  # keeps the record
+    capsys.readouterr()
+
+    def closed(*a: object, **k: object) -> None:
+        raise BrokenPipeError
+
+    def not_run(*a: object, **k: object) -> int:
+        raise AssertionError("the command ran again after the pipe closed")
+
+    monkeypatch.setattr(hot, "put", closed)
+    monkeypatch.setattr(hot, "status", not_run)
+    assert fastpath.run(args) == 0  # the record's print met the closed pipe
+    monkeypatch.setattr(hot, "status", closed)
+    monkeypatch.setenv("KITTY_NO_CACHE", "1")
+    assert fastpath.run(args) == 0  # the command's own print met it
+    assert capsys.readouterr().err == ""

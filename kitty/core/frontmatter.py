@@ -124,11 +124,9 @@ def _read(lines: list[str], key_lines: dict[str, int]) -> dict[str, Any]:
         line = lines[index]
         index += 1
         if not line.strip(" ") or line.startswith("#"):
-            if "\t" in line:
-                raise _Unsupported
             continue
         match = _KEY.match(line)
-        if match is None or "\t" in line:
+        if match is None:
             raise _Unsupported
         key, rest = match.group(1), match.group(2)
         if key in _SPECIAL:
@@ -166,8 +164,6 @@ def _block(lines: list[str], index: int) -> tuple[list[Any] | None, int]:
             raise _Unsupported
         body = stripped[2:]
         index += 1
-        if "\t" in body:
-            raise _Unsupported
         match = _KEY.match(body)
         if match is None:
             items.append(_value(body) if body.strip(" ") else None)
@@ -183,7 +179,7 @@ def _block(lines: list[str], index: int) -> tuple[list[Any] | None, int]:
                 break
             nxt = lines[index]
             inner = nxt.lstrip(" ")
-            if len(nxt) - len(inner) != here + 2 or "\t" in nxt:
+            if len(nxt) - len(inner) != here + 2:
                 if len(nxt) - len(inner) > here and inner:
                     raise _Unsupported
                 break

@@ -8,11 +8,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from kitty.core import frontmatter
 from kitty.core.frontmatter import read_plain
 from kitty.core.wpfile import key_lines, split_front_matter
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@pytest.fixture(autouse=True)
+def _first_read() -> None:
+    """Each test reads its values for the first time, not from values remembered earlier."""
+    frontmatter._SEEN.clear()
 
 
 def yaml_load(text: str) -> object:
@@ -49,6 +58,17 @@ ACCEPTED = [
     "requirement_refs:\n- FR-001\n- NFR-001\ntags: []\ntracker_refs: []\n",
     "a: b  \nc: d#not-a-comment\n",
     "base_commit: 36504454c9a0fb0686346265cf8dfa1d764ea53a\nx: 1e5\n",
+    # Values and items that begin or end with an `X` keep every letter.
+    "title: BOX\nsize: XL\nsizes: [XL, M, X]\nmarks:\n- X\nrows:\n- a: X\nXtail: 1\n",
+    # Blank lines between items, an empty item, and the next key after a list of mappings.
+    "dependencies:\n- WP01\n\n- WP02\nslots:\n-\n- b\n",
+    "history:\n- at: a\n  by: b\n- at: c\nnext: d\nafter:\n  - at: e\n    by: f\n  - at: g\n",
+    # The file ends inside a list of mappings, with no final newline.
+    "history:\n- at: a\n  by: b",
+    "history:\n- at: a",
+    # Spaces after a flow list, and a comment line before the first key.
+    "tags: [a, b]  \nempty: []  \n",
+    "# note\ntitle: a\n",
 ]
 
 REJECTED_OR_EQUAL = [
@@ -108,6 +128,15 @@ REJECTED_OR_EQUAL = [
     "x: ['a', \"b\"]\n",
     "x: ['a, b']\n",
     'x: "a, b"\n',
+    'x: "a"b"\n',
+    "x: 'a'b'\n",
+    "x: [a], b]\n",
+    "x: [a{b]\n",
+    "x:\n- a:\n",
+    "x:\n- on: a\n",
+    "x:\n- a: 1\n  on: 2\n",
+    "a: 1\nX\n",
+    "a: 1\nXX\n",
 ]
 
 
@@ -213,3 +242,32 @@ def test_a_remembered_list_value_is_a_new_list_each_time() -> None:
     first["tags"].append("z")
     first["dependencies"].append("WP01")
     assert read_plain("tags: [x, y]\ndependencies: []\n") == second
+
+
+# Front matter built from the pieces kitty and Spec Kitty write, plus the characters
+# that make YAML read a value differently (quotes, `#`, `: `, brackets, commas).
+WORD = st.text(alphabet="aXz_/-.:#,'\" []{}019", min_size=1, max_size=8)
+VALUE = st.one_of(
+    WORD,
+    WORD.map(lambda w: "'" + w + "'"),
+    WORD.map(lambda w: '"' + w + '"'),
+    st.lists(WORD, max_size=3).map(lambda ws: "[" + ", ".join(ws) + "]"),
+    st.sampled_from(["", "WP01", "T001", "src/**", "0", "12", "1.5", "yes", "[]", "X"]),
+)
+KEY = st.sampled_from(["title", "dependencies", "X", "Xa", "on", "at", "by"])
+LINE = st.one_of(
+    st.tuples(KEY, VALUE).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    KEY.map(lambda k: f"{k}:"),
+    VALUE.map(lambda v: f"- {v}"),
+    st.tuples(KEY, VALUE).map(lambda kv: f"- {kv[0]}: {kv[1]}"),
+    st.tuples(KEY, VALUE).map(lambda kv: f"  {kv[0]}: {kv[1]}"),
+    VALUE.map(lambda v: f"  - {v}"),
+    st.sampled_from(["", "-", "  ", "# note"]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(LINE, max_size=8), st.booleans())
+def test_any_front_matter_of_plain_lines_reads_like_pyyaml(lines: list[str], end: bool) -> None:
+    frontmatter._SEEN.clear()
+    check("\n".join(lines) + ("\n" if end else ""))

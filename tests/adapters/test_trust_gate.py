@@ -395,14 +395,18 @@ def test_non_ascii_paths_and_commands_round_trip_whatever_the_locale(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cönfig"))
     before = locale.setlocale(locale.LC_CTYPE)
     locale.setlocale(locale.LC_CTYPE, "C")  # a 7-bit locale: the file is UTF-8 all the same
+    path = trust.trust_file()
     try:
         trust.record(root, config)
+        trust.require(root, config)
+        # the same file as an editor or `jq` saves it: UTF-8 as is, not \u escapes
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        assert str(root.resolve()) in data["repos"]
+        path.write_bytes(json.dumps(data, ensure_ascii=False).encode("utf-8"))
         trust.require(root, config)
         assert trust.status(root, config)["trusted"]
     finally:
         locale.setlocale(locale.LC_CTYPE, before)
-    data = json.loads(trust.trust_file().read_bytes().decode("utf-8"))
-    assert str(root.resolve()) in data["repos"]
 
 
 def test_a_temp_file_removed_before_the_rename_is_still_a_clear_error(

@@ -109,14 +109,22 @@ def _save(data: dict[str, Any]) -> None:
 
 
 def _update(change: Any) -> None:
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     path = trust_file()
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise _unwritable(path, exc) from None
-    with FileLock(str(path.with_name("trust.json.lock")), timeout=20):
+    lock = FileLock(str(path.with_name("trust.json.lock")), timeout=20)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise EnvironmentProblem(
+            f"{path} is being updated by another kitty command (waited {lock.timeout:g} s)",
+            "try again once the other `kitty trust` (or `kitty demo`) has finished",
+        ) from None
+    try:
         data = load()
         repos = data["repos"]
         change(repos)
@@ -124,6 +132,8 @@ def _update(change: Any) -> None:
         data["repos"] = {k: v for k, v in repos.items() if Path(k).is_dir()}
         data["schema"] = SCHEMA
         _save(data)
+    finally:
+        lock.release()
 
 
 def status(root: Path, raw: Mapping[str, Any]) -> dict[str, Any]:

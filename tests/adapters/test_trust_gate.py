@@ -429,3 +429,42 @@ def test_a_temp_file_removed_before_the_rename_is_still_a_clear_error(
     assert caught.value.hint == HINT.format(folder=path.parent)
     assert path.read_text() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["trust.json", "trust.json.lock"]
+
+
+def test_a_held_lock_is_waited_for_twenty_seconds_then_a_clear_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+    import time
+
+    trust.record(project, BASE)
+    path = trust.trust_file()
+    before = path.read_text()
+    clock = [1000.0]  # a virtual clock: the wait takes no real time
+
+    def now() -> float:
+        return clock[0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += max(seconds, 0.001)
+        assert clock[0] < 1100, "still waiting after 100 s"
+
+    held = os.open(path.with_name("trust.json.lock"), os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another kitty command is updating the trust
+        with monkeypatch.context() as patch, pytest.raises(EnvironmentProblem) as caught:
+            patch.setattr(time, "perf_counter", now)
+            patch.setattr(time, "monotonic", now)
+            patch.setattr(time, "sleep", sleep)
+            trust.record(project, CHANGES["a new agent"])
+        waited = clock[0] - 1000.0
+    finally:
+        os.close(held)
+    assert 20 <= waited < 20.5
+    assert str(caught.value) == (f"{path} is being updated by another kitty command (waited 20 s)")
+    assert caught.value.hint == (
+        "try again once the other `kitty trust` (or `kitty demo`) has finished"
+    )
+    assert path.read_text() == before
+    trust.record(project, CHANGES["a new agent"])  # the lock was let go: the next one works
+    trust.require(project, CHANGES["a new agent"])

@@ -118,13 +118,13 @@ def _update(change: Any) -> None:
         raise _unwritable(path, exc) from None
     lock = FileLock(str(path.with_name("trust.json.lock")), timeout=20)
     try:
-        lock.acquire()
+        held = lock.acquire()
     except Timeout:
         raise EnvironmentProblem(
             f"{path} is being updated by another kitty command (waited {lock.timeout:g} s)",
             "try again once the other `kitty trust` (or `kitty demo`) has finished",
         ) from None
-    try:
+    with held:
         data = load()
         repos = data["repos"]
         change(repos)
@@ -132,8 +132,6 @@ def _update(change: Any) -> None:
         data["repos"] = {k: v for k, v in repos.items() if Path(k).is_dir()}
         data["schema"] = SCHEMA
         _save(data)
-    finally:
-        lock.release()
 
 
 def status(root: Path, raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -82,13 +82,20 @@ def load() -> dict[str, Any]:
     return data
 
 
+def _unwritable(path: Path, exc: OSError) -> EnvironmentProblem:
+    return EnvironmentProblem(
+        f"cannot write {path}: {exc.strerror or exc}",
+        f"make {path.parent} a folder you can write to, with free space,"
+        " or set XDG_CONFIG_HOME to one; your trust is unchanged",
+    )
+
+
 def _save(data: dict[str, Any]) -> None:
-    path = trust_file()
+    path = trust_file()  # its folder exists: _update made it
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".trust.", suffix=".tmp", dir=path.parent)  # 0600
     except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}", "") from None
+        raise _unwritable(path, exc) from None
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -98,15 +105,26 @@ def _save(data: dict[str, Any]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}", "") from None
+        raise _unwritable(path, exc) from None
 
 
 def _update(change: Any) -> None:
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     path = trust_file()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with FileLock(str(path.with_name("trust.json.lock")), timeout=20):
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    lock = FileLock(str(path.with_name("trust.json.lock")), timeout=20)
+    try:
+        held = lock.acquire()
+    except Timeout:
+        raise EnvironmentProblem(
+            f"{path} is being updated by another kitty command (waited {lock.timeout:g} s)",
+            "try again once the other `kitty trust` (or `kitty demo`) has finished",
+        ) from None
+    with held:
         data = load()
         repos = data["repos"]
         change(repos)

@@ -23,6 +23,12 @@ BASE: dict[str, Any] = {
     "review": {"test_command": ["pytest", "-q"]},
 }
 
+# What a user is told when the trust file cannot be written.
+HINT = (
+    "make {folder} a folder you can write to, with free space,"
+    " or set XDG_CONFIG_HOME to one; your trust is unchanged"
+)
+
 # Every way a config can change a command kitty would run.
 CHANGES: dict[str, dict[str, Any]] = {
     "an agent's argv": {**BASE, "agents": {"commands": {"mine": ["evil", "{prompt}"]}}},
@@ -327,7 +333,7 @@ def test_a_full_disk_keeps_the_old_trust_and_leaves_no_temp_file(
     with pytest.raises(EnvironmentProblem) as caught:
         trust.record(project, CHANGES["a new agent"])
     assert str(caught.value) == f"cannot write {path}: No space left on device"
-    assert caught.value.hint == ""
+    assert caught.value.hint == HINT.format(folder=trust.trust_file().parent)
     assert path.read_text() == before
     # written next to trust.json (so the rename is atomic), and removed after the failure
     assert [Path(w).parent for w in written] == [path.parent]
@@ -347,4 +353,118 @@ def test_a_temp_file_that_cannot_be_created_is_an_error(
     with pytest.raises(EnvironmentProblem) as caught:
         trust.record(project, BASE)
     assert str(caught.value) == f"cannot write {trust.trust_file()}: Permission denied"
-    assert caught.value.hint == ""
+    assert caught.value.hint == HINT.format(folder=trust.trust_file().parent)
+
+
+def test_the_config_folder_is_private_even_when_it_and_its_parents_are_new(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "new" / "config"))
+    trust.record(project, BASE)
+    path = trust.trust_file()
+    assert path.parent == tmp_path / "new" / "config" / "kitty"
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    trust.require(project, BASE)
+
+
+def test_a_config_folder_that_cannot_be_made_is_an_error_with_a_way_out(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    def read_only(self: Path, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "mounted"))
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    with pytest.raises(EnvironmentProblem) as caught:
+        trust.record(project, BASE)
+    assert str(caught.value) == f"cannot write {trust.trust_file()}: Read-only file system"
+    assert caught.value.hint == HINT.format(folder=trust.trust_file().parent)
+
+
+def test_non_ascii_paths_and_commands_round_trip_whatever_the_locale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import locale
+
+    root = tmp_path / "projét-日本"
+    root.mkdir()
+    config = {"agents": {"commands": {"mine": ["agënt", "--say", "héllo ✓"]}}}
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cönfig"))
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")  # a 7-bit locale: the file is UTF-8 all the same
+    path = trust.trust_file()
+    try:
+        trust.record(root, config)
+        trust.require(root, config)
+        # the same file as an editor or `jq` saves it: UTF-8 as is, not \u escapes
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        assert str(root.resolve()) in data["repos"]
+        path.write_bytes(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        trust.require(root, config)
+        assert trust.status(root, config)["trusted"]
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+
+
+def test_a_temp_file_removed_before_the_rename_is_still_a_clear_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    trust.record(project, BASE)
+    path = trust.trust_file()
+    before = path.read_text()
+
+    def swept(src: str, dst: object) -> None:  # another program cleaned the folder meanwhile
+        os.unlink(src)
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+
+    monkeypatch.setattr(os, "replace", swept)
+    with pytest.raises(EnvironmentProblem) as caught:
+        trust.record(project, CHANGES["a new agent"])
+    assert str(caught.value) == f"cannot write {path}: No such file or directory"
+    assert caught.value.hint == HINT.format(folder=path.parent)
+    assert path.read_text() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["trust.json", "trust.json.lock"]
+
+
+def test_a_held_lock_is_waited_for_twenty_seconds_then_a_clear_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+    import time
+
+    trust.record(project, BASE)
+    path = trust.trust_file()
+    before = path.read_text()
+    clock = [1000.0]  # a virtual clock: the wait takes no real time
+
+    def now() -> float:
+        return clock[0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += max(seconds, 0.001)
+        assert clock[0] < 1100, "still waiting after 100 s"
+
+    held = os.open(path.with_name("trust.json.lock"), os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another kitty command is updating the trust
+        with monkeypatch.context() as patch, pytest.raises(EnvironmentProblem) as caught:
+            patch.setattr(time, "perf_counter", now)
+            patch.setattr(time, "monotonic", now)
+            patch.setattr(time, "sleep", sleep)
+            trust.record(project, CHANGES["a new agent"])
+        waited = clock[0] - 1000.0
+    finally:
+        os.close(held)
+    assert 20 <= waited < 20.5
+    assert str(caught.value) == (f"{path} is being updated by another kitty command (waited 20 s)")
+    assert caught.value.hint == (
+        "try again once the other `kitty trust` (or `kitty demo`) has finished"
+    )
+    assert path.read_text() == before
+    trust.record(project, CHANGES["a new agent"])  # the lock was let go: the next one works
+    trust.require(project, CHANGES["a new agent"])

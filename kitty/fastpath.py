@@ -172,7 +172,7 @@ def _served(cwd: str, options: dict[str, Any], as_json: bool, next_: bool = Fals
         from kitty import hot
 
         mission, agent = options.get("mission"), options.get("agent")
-        return hot.cached_status(cwd, mission, as_json, agent, next_)
+        return hot.cached_view(cwd, mission, as_json, agent, next_)
     except BrokenPipeError:
         return True
     except Exception:

@@ -89,7 +89,7 @@ def status(
     return 0
 
 
-def cached_status(
+def cached_view(
     cwd: str, mission: str | None, as_json: bool, agent: str | None = None, next_: bool = False
 ) -> bool:
     """Print what the same `kitty status` (with `next_`: `kitty next --agent agent`)

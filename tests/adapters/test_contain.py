@@ -187,3 +187,92 @@ def test_a_loop_of_links_in_a_folder_is_the_os_error_not_a_link_claim(tmp_path: 
         contain.read_bytes(loop / "file.md")
     assert caught.value.errno == errno.ELOOP
     assert not isinstance(caught.value, UnsafePath)
+
+
+def test_a_link_whose_target_cannot_be_read_is_still_refused(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link vanished or changed between kitty seeing it and reading where it points:
+    still refused, and the message says the target is unknown rather than inventing one."""
+    link = root / "kitty-specs" / "m" / "status.events.jsonl"
+    link.symlink_to(tmp_path)
+
+    def unreadable(path: object) -> str:
+        raise OSError(errno.ENOENT, "gone")
+
+    monkeypatch.setattr(os, "readlink", unreadable)
+    with pytest.raises(UnsafePath) as caught:
+        contain.check(link)
+    assert str(caught.value) == f"refusing to use {link}, a symbolic link (to ?)"
+
+
+OUTSIDE_HINT = (
+    "kitty writes only files inside the repository; replace the link with a regular "
+    "file (e.g. `git rm` it), or point it at a file in the repository"
+)
+
+
+def test_a_file_linked_to_another_file_of_the_work_tree_is_written_through_the_link(
+    root: Path,
+) -> None:
+    """`CLAUDE.md -> AGENTS.md`: kitty writes AGENTS.md, even with the git directory
+    forbidden; a regular file is written as itself."""
+    agents = root / "AGENTS.md"
+    agents.write_text("# agents\n")
+    claude = root / "CLAUDE.md"
+    claude.symlink_to("AGENTS.md")
+    forbidden = (root / ".git",)
+    assert contain.check_link_inside(claude, root, forbidden) == Path(os.path.realpath(agents))
+    assert contain.check_link_inside(claude, root) == Path(os.path.realpath(agents))
+    # a link into a folder whose name merely starts with `.git` is not the git directory
+    (root / ".github").mkdir()
+    workflow = root / ".github" / "AGENTS.md"
+    workflow.write_text("x\n")
+    gemini = root / "GEMINI.md"
+    gemini.symlink_to(workflow)
+    assert contain.check_link_inside(gemini, root, forbidden) == Path(os.path.realpath(workflow))
+    # a regular file is the file to write, as given (not resolved)
+    assert contain.check_link_inside(agents, root, forbidden) == agents
+    assert agents.read_text() == "# agents\n"
+
+
+def test_a_link_leaving_the_work_tree_is_refused_naming_the_link_and_its_target(
+    root: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "gitconfig"
+    secret.write_text("[user]\n")
+    sibling = tmp_path / "repo-other"  # its name merely starts with the repository's name
+    sibling.mkdir()
+    (sibling / "AGENTS.md").write_text("x\n")
+    link = root / "AGENTS.md"
+    for target in (secret, sibling / "AGENTS.md", root):
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        for forbidden in [(), (root / ".git",)]:
+            with pytest.raises(UnsafePath) as caught:
+                contain.check_link_inside(link, root, forbidden)
+            real = os.path.realpath(target)
+            assert str(caught.value) == (
+                f"refusing to write {link}, a symbolic link to {real}, outside the "
+                "repository's work tree"
+            )
+            assert caught.value.hint == OUTSIDE_HINT
+    assert secret.read_text() == "[user]\n"
+
+
+def test_a_link_into_the_git_directory_is_refused(root: Path) -> None:
+    """`AGENTS.md -> .git/config` (or -> .git itself) is inside the folder but would let a
+    committed link make kitty rewrite git's own files: refused."""
+    git = root / ".git"
+    git.mkdir(exist_ok=True)
+    (git / "config").write_text("[core]\n")
+    link = root / "AGENTS.md"
+    for target in (git / "config", git):
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        with pytest.raises(UnsafePath) as caught:
+            contain.check_link_inside(link, root, (root / "elsewhere", git))
+        real = os.path.realpath(target)
+        assert str(caught.value).startswith(f"refusing to write {link}, a symbolic link to {real},")
+        assert caught.value.hint == OUTSIDE_HINT
+    assert (git / "config").read_text() == "[core]\n"

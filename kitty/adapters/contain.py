@@ -7,11 +7,12 @@ Below such a root no path component may be a symbolic link: a committed
 the user's shell start-up file. Paths outside every trusted root (the system
 temp directory, a crash log) are not repository content and are not checked.
 
-Only `os` and `stat` are imported: this runs on every read path.
+Only `errno`, `os` and `stat` are imported: this runs on every read path.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -87,7 +88,7 @@ def open_regular(path: Path) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | NOFOLLOW | CLOEXEC)
     except OSError as exc:
-        if exc.errno == getattr(os, "ELOOP", 40) and os.path.islink(path):
+        if exc.errno == errno.ELOOP and os.path.islink(path):
             raise UnsafePath(
                 f"refusing to use {path}, a symbolic link",
                 "replace the link with a regular file (see `kitty doctor`)",

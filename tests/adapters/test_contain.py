@@ -276,3 +276,23 @@ def test_a_link_into_the_git_directory_is_refused(root: Path) -> None:
         assert str(caught.value).startswith(f"refusing to write {link}, a symbolic link to {real},")
         assert caught.value.hint == OUTSIDE_HINT
     assert (git / "config").read_text() == "[core]\n"
+
+
+def test_a_final_symlink_is_named_on_systems_where_eloop_is_not_40(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """macOS reports O_NOFOLLOW on a link as ELOOP = 62 (Linux: 40): the user still gets the
+    link named with the hint, not a bare 'Too many levels of symbolic links'."""
+    secret = tmp_path / "secret"
+    secret.write_text("key\n")
+    link = tmp_path / "feedback.md"
+    link.symlink_to(secret)
+
+    def open_as_on_macos(path: object, flags: int, *args: object) -> int:
+        raise OSError(62, "Too many levels of symbolic links", str(path))
+
+    monkeypatch.setattr(errno, "ELOOP", 62)
+    monkeypatch.setattr(os, "open", open_as_on_macos)
+    with pytest.raises(UnsafePath) as caught:
+        contain.read_bytes(link)
+    assert str(caught.value) == f"refusing to use {link}, a symbolic link"

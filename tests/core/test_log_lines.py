@@ -137,6 +137,21 @@ def test_a_review_rollback_is_recognised_as_spec_kitty_does() -> None:
     assert lane_after("claimed", review_ref="review-1") == "for_review"
 
 
+@pytest.mark.parametrize(
+    "tail", [b'{"event_id": "E', b"XX", b"\xff", b"}"], ids=["json", "xx", "not_utf8", "brace"]
+)
+def test_an_unterminated_last_line_that_is_not_json_is_named_torn_whatever_it_holds(
+    tail: bytes,
+) -> None:
+    data = tr("WP01", "genesis", "planned", T0.format(1), "A").encode() + b"\nXX\n" + tail
+    last = data.count(b"\n") + 1
+    expected = [(2, "not valid JSON"), (last, "torn last line (write interrupted)")]
+    for read in (parse_log, scan_log):
+        got = read(data)
+        assert [(w.line, w.message) for w in got.warnings] == expected, read
+        assert got.unterminated
+
+
 # -- the read records ---------------------------------------------------------------
 
 

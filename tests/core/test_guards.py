@@ -129,6 +129,10 @@ def test_the_holder_releases_its_own_claim() -> None:
         check_move("WP01", at("claimed"), [], MoveRequest("planned", "codex"))
     with pytest.raises(InvalidTransition):
         check_move("WP01", at("claimed", implementer=None), [], MoveRequest("planned", None))
+    # every other move, forced or not, is no release (it is recorded as asked)
+    assert not check_move("WP01", at("claimed"), [], MoveRequest("in_progress", "claude")).release
+    forced = MoveRequest("planned", "codex", force=True, note="take it back")
+    assert not check_move("WP01", at("claimed"), [], forced).release
 
 
 @pytest.mark.parametrize("to_lane", [lanes.BLOCKED, lanes.CANCELED])
@@ -200,6 +204,28 @@ def test_self_review_fallback_needs_all_four_parts(missing: str) -> None:
     err = refused(at("in_review"), req)
     assert err.message == "claude implemented WP01 and cannot approve it (self-review)"
     assert "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R" in err.hint
+
+
+def test_a_forced_self_approval_without_the_fallback_flag_is_refused() -> None:
+    """Naming the intended reviewer and its failure is not enough: the implementer must
+    ask for the fallback (--self-review-fallback) for its approval to count."""
+    req = MoveRequest(
+        "approved",
+        "claude",
+        force=True,
+        note="n",
+        intended_reviewer="codex",
+        reviewer_failure_reason="exit 3",
+    )
+    err = refused(at("in_review"), req)
+    assert err.message == "claude implemented WP01 and cannot approve it (self-review)"
+
+
+def test_a_policy_without_a_cap_of_its_own_stops_at_three_rejections() -> None:
+    rows = Policy(issue_rows=[IssueRow("#1", "fixed")])
+    assert refused(rejected(3), MoveRequest("claimed", "claude"), policy=rows).message == (
+        "WP01 was rejected 3 times (review.max_cycles is 3): it needs an arbiter decision"
+    )
 
 
 def test_self_review_does_not_apply_to_another_reviewer_or_unknown_implementer() -> None:

@@ -49,7 +49,7 @@ def spec_kitty_progress(board: Board) -> float:
     counted = [st.lane for st in board.wps.values() if st.lane is not None]
     if not counted:
         return 0.0
-    weighted = sum(lanes.WEIGHTS.get(lane, 0.0) for lane in counted)
+    weighted = sum(lanes.WEIGHTS[lane] for lane in counted)  # replay sets known lanes only
     return round(weighted / len(counted) * 100.0, 1)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kitty.core.log.skcompat import SK_LANES, refusal, skipped
+from kitty.core.log.skcompat import SK_LANES, refusal
 
 ULID = "01KQ0000000000000000000001"
 TRANSITION: dict[str, Any] = {
@@ -80,6 +80,10 @@ READ: list[Any] = [
     done(review=REVIEW),
     done(review=REVIEW, repos=[REPO], verification=[CHECK]),
     done(review=REVIEW, repos=[], verification=[]),
+    done(review=REVIEW, repos={}, verification=""),  # Spec Kitty iterates them: nothing
+    move(mission_slug=5, mission_id=ULID),  # the id is read, the slug never looked up
+    move(mission_slug=0, feature_slug=[]),  # no slug to look up
+    move(mission_slug="001-demo", feature_slug=5),
     move(review_result=None),
     move(review_result={}),
     move(review_result=REVIEW),
@@ -124,6 +128,9 @@ REFUSED: list[tuple[Any, str]] = [
     (move(kind="dispatch"), "unknown event kind 'dispatch'"),
     (move(kind=False), "unknown event kind False"),
     (note(kind="Annotation"), "unknown event kind 'Annotation'"),
+    (move(kind="dispatch", event_type="KittyDispatch"), "unknown event kind 'dispatch'"),
+    (note(event_type="KittyDispatch", delta=[]), "annotation delta is not an object"),
+    (note(event_name="retrospective.x", event_id="x"), "annotation event_id 'x' is not a ULID"),
     *(
         (without(TRANSITION, key), f"missing {key!r}")
         for key in ("event_id", "wp_id", "from_lane", "to_lane", "at", "actor", "force")
@@ -161,6 +168,13 @@ REFUSED: list[tuple[Any, str]] = [
     (done(review=REVIEW, repos=3), "evidence.repos is not a list"),
     (done(review=REVIEW, verification=True), "evidence.verification is not a list"),
     (done(review=REVIEW, repos=["kitty"]), "evidence.repos[] is not an object"),
+    (done(review=REVIEW, repos=REPO), "evidence.repos is not a list"),
+    (done(review=REVIEW, verification="pass"), "evidence.verification is not a list"),
+    (move(mission_slug=5), "mission_slug 5 is not a string"),
+    (move(mission_slug=["001-demo"], mission_id=""), "mission_slug ['001-demo'] is not a string"),
+    (move(mission_slug=True, mission_id=None), "mission_slug True is not a string"),
+    (move(mission_slug="", feature_slug={"a": 1}), "feature_slug {'a': 1} is not a string"),
+    (without(move(feature_slug=1.5), "mission_slug"), "feature_slug 1.5 is not a string"),
     (done(review=REVIEW, repos=[without(REPO, "repo")]), "evidence.repos[] is missing 'repo'"),
     (
         done(review=REVIEW, repos=[REPO, without(REPO, "branch")]),
@@ -220,6 +234,9 @@ REFUSED: list[tuple[Any, str]] = [
     (delta(review=without(OVERRIDE, "reason")), "delta.review is missing 'reason'"),
     (delta(shell_pid="pid-4242"), "delta.shell_pid 'pid-4242' is not a number"),
     (delta(shell_pid=[4242]), "delta.shell_pid [4242] is not a number"),
+    (delta(shell_pid=float("inf")), "delta.shell_pid inf is not a number"),
+    (delta(shell_pid=float("-inf")), "delta.shell_pid -inf is not a number"),
+    (delta(shell_pid=float("nan")), "delta.shell_pid nan is not a number"),
     (delta(tracker_refs=5), "delta.tracker_refs is not a list"),
     (delta(tracker_refs_replace=True), "delta.tracker_refs_replace is not a list"),
     (delta(tracker_refs=[], tracker_refs_replace=1.5), "delta.tracker_refs_replace is not a list"),
@@ -261,13 +278,3 @@ def test_the_first_problem_of_a_line_is_the_one_named() -> None:
     assert refusal(delta(tracker_refs=1) | {"actor": {"x": 1}}) == (
         "delta.tracker_refs is not a list"
     )
-
-
-def test_only_records_without_a_kind_are_skipped() -> None:
-    """An annotation is never skipped, whatever else it carries: Spec Kitty decodes it."""
-    assert skipped({"event_type": "KittyDispatch"})
-    assert not skipped({"event_type": "KittyDispatch", "kind": "annotation"})
-    assert not skipped({"event_name": "retrospective.done", "kind": "x"})
-    assert not skipped({"type": "RetrospectiveSkipped", "kind": False})
-    assert skipped({"type": "RetrospectiveSkipped", "kind": None})
-    assert not skipped({"type": "KittyDispatch", "event_name": "kitty.dispatch"})

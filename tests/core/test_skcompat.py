@@ -170,6 +170,10 @@ REFUSED: list[tuple[Any, str]] = [
     (done(review=REVIEW, repos=["kitty"]), "evidence.repos[] is not an object"),
     (done(review=REVIEW, repos=REPO), "evidence.repos is not a list"),
     (done(review=REVIEW, verification="pass"), "evidence.verification is not a list"),
+    (
+        done(review=REVIEW, repos={}, verification=[without(CHECK, "summary")]),
+        "evidence.verification[] is missing 'summary'",
+    ),  # an empty repos object passes, the checks after it are still read
     (move(mission_slug=5), "mission_slug 5 is not a string"),
     (move(mission_slug=["001-demo"], mission_id=""), "mission_slug ['001-demo'] is not a string"),
     (move(mission_slug=True, mission_id=None), "mission_slug True is not a string"),

@@ -122,15 +122,46 @@ def test_doctor_is_quiet_on_history_and_names_kitty_lines_spec_kitty_refuses(
         reason="x",
     )
     log.write_text(base + "\n".join([*history, bad]) + "\n")
+    number = len(log.read_text().splitlines())
     (refused,) = oracle.run([{"dir": str(mission)}], tmp_path)
-    assert "error" in refused
+    why = f"Invalid event structure on line {number}: 'doing' is not a valid Lane"
+    assert refused == {"error": why}  # Spec Kitty names the same line
     doctor = kitty(repo, "doctor")
     assert doctor.code == 1
     assert (
-        "status.events.jsonl:" in doctor.out
-        and "Spec Kitty 3.2.7 refuses the whole log" in doctor.out
-    )
-    assert "to_lane 'doing' is not one of Spec Kitty's lanes" in doctor.out
+        f"kitty-specs/{SLUG}/status.events.jsonl:{number}: Spec Kitty 3.2.7 refuses the whole log "
+        "at this line (to_lane 'doing' is not one of Spec Kitty's lanes); correct or remove "
+        "the line"
+    ) in doctor.out
+
+
+def test_doctor_names_every_line_spec_kitty_would_refuse_even_where_it_crashes(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Spec Kitty's reader fails without naming a line on these (an infinite shell_pid, a
+    slug that is not a string); `kitty doctor` names each of them, and only them."""
+    mission = make_mission(repo, wps=WPS)
+    log = mission / "status.events.jsonl"
+    lines = log.read_text().splitlines()
+    at = json.loads(lines[-1])["at"]
+    pid = {"event_id": "01KA0000000000000000000001", "kind": "annotation", "wp_id": "WP01"}
+    pid |= {"at": at, "actor": "claude", "delta": {"shell_pid": float("inf")}}
+    read = transition("planned", "claimed", at, "01KA0000000000000000000002")
+    slug = transition("planned", "claimed", at, "01KA0000000000000000000003", mission_slug=7)
+    log.write_text("\n".join([*lines, json.dumps(pid), read, slug]) + "\n")
+    first, where = len(lines) + 1, f"kitty-specs/{SLUG}/status.events.jsonl"
+    (refused,) = oracle.run([{"read": log.read_text()}], tmp_path)
+    assert refused == {"crash": "OverflowError: cannot convert float infinity to integer"}
+    ok(repo, "status")  # kitty still reads the mission
+    doctor = kitty(repo, "doctor")
+    assert doctor.code == 1, (doctor.out, doctor.err)
+    named = [line for line in doctor.out.splitlines() if "Spec Kitty 3.2.7 refuses" in line]
+    assert named == [
+        f"{where}:{first}: Spec Kitty 3.2.7 refuses the whole log at this line "
+        "(delta.shell_pid inf is not a number); correct or remove the line",
+        f"{where}:{first + 2}: Spec Kitty 3.2.7 refuses the whole log at this line "
+        "(mission_slug 7 is not a string); correct or remove the line",
+    ]
 
 
 FOUR = [

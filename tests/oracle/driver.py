@@ -41,11 +41,25 @@ def fold(feature_dir: Path, text: str | None = None) -> dict[str, Any]:
     }
 
 
+def read(feature_dir: Path, text: str) -> dict[str, Any]:
+    """Whether Spec Kitty's reader alone reads `text`: {"read": True}, {"error": its
+    message} when it refuses, or {"crash": the exception} when it fails otherwise."""
+    try:
+        read_event_stream_from_text(feature_dir, text)
+    except StoreError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # a crash is Spec Kitty refusing too
+        return {"crash": f"{type(exc).__name__}: {exc}"}
+    return {"read": True}
+
+
 def answer(job: dict[str, Any], work: Path) -> dict[str, Any]:
     if "dir" in job:
         return fold(Path(job["dir"]))
     feature_dir = work / "kitty-specs" / "001-oracle"
     feature_dir.mkdir(parents=True, exist_ok=True)
+    if "read" in job:
+        return read(feature_dir, job["read"])
     return fold(feature_dir, job["log"])
 
 

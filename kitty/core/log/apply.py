@@ -187,7 +187,7 @@ def apply_annotation(st: WPState, ev: Annotation) -> None:
         value = delta.get(key)
         if value is not None and value != "":
             if key == "shell_pid" and not isinstance(value, bool):
-                with suppress(TypeError, ValueError):
+                with suppress(TypeError, ValueError, OverflowError):  # e.g. infinity
                     value = int(value)  # Spec Kitty reads it with int()
             noted[key] = value
     subtasks = delta.get("subtasks")

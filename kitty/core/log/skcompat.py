@@ -37,10 +37,8 @@ _RETRO_TYPES = frozenset(
 _TRANSITION_KEYS = ("event_id", "wp_id", "from_lane", "to_lane", "at", "actor", "force")
 
 
-def skipped(data: Mapping[str, Any]) -> bool:
-    """A record Spec Kitty's reader skips in place (not a transition, not an annotation)."""
-    if data.get("kind") is not None:
-        return False
+def _skipped(data: Mapping[str, Any]) -> bool:
+    """A record without a `kind` that Spec Kitty's reader skips in place (not a transition)."""
     name = data.get("event_name")
     if isinstance(name, str) and name.startswith("retrospective."):
         return True
@@ -59,8 +57,11 @@ def refusal(data: Any) -> str | None:
         if kind != "annotation":
             return f"unknown event kind {kind!r}"
         return _annotation(data)
-    if skipped(data):
+    if _skipped(data):
         return None
+    problem = _slug(data)
+    if problem:
+        return problem
     for key in _TRANSITION_KEYS:
         if key not in data:
             return f"missing {key!r}"
@@ -87,6 +88,8 @@ def refusal(data: Any) -> str | None:
             ("verification", ("command", "result", "summary")),
         ):
             items = evidence.get(key, [])
+            if isinstance(items, str | dict) and not items:
+                continue  # Spec Kitty iterates it: nothing in it to refuse
             if not isinstance(items, list):
                 return f"evidence.{key} is not a list"
             for item in items:
@@ -96,6 +99,18 @@ def refusal(data: Any) -> str | None:
     result = data.get("review_result")
     if result:
         return _fields(result, "review_result", ("reviewer", "verdict", "reference"))
+    return None
+
+
+def _slug(data: dict[str, Any]) -> str | None:
+    """Without a mission_id, Spec Kitty looks the mission's slug up on disk: a slug that
+    is not a string makes its reader fail."""
+    if data.get("mission_id"):
+        return None
+    for key in ("mission_slug", "feature_slug"):
+        slug = data.get(key)
+        if slug:
+            return None if isinstance(slug, str) else f"{key} {slug!r} is not a string"
     return None
 
 
@@ -146,7 +161,7 @@ def _annotation(data: dict[str, Any]) -> str | None:
     if pid is not None:
         try:
             int(pid)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: infinity
             return f"delta.shell_pid {pid!r} is not a number"
     for key in ("tracker_refs", "tracker_refs_replace"):
         refs = delta.get(key)

@@ -9,6 +9,7 @@ from typing import Any
 from kitty.core.decide import work_queues
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
+from kitty.sprint.preflight import lone_reviewer
 from kitty.sprint.report import WPStats, dry_run_event, dry_run_order, plan_entry
 from kitty.sprint.report import summary_rows as report_rows
 from kitty.sprint.rules import plan as sprintplan
@@ -104,7 +105,7 @@ class Finishing(SprintState):
             backend = self.backend(mission, agent)
             plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout))
         result = dry_run_event(mission, queues, plan, self.opts.parallel, self.opts.arbiter)
-        alone = sprintplan.no_second_reviewer(self.opts.implementers, self.opts.reviewers)
+        alone = lone_reviewer(self.opts, self.backends)
         result["problems"] = [alone] if alone and not self.opts.review_panel else []
         self.emit(result)
         return result

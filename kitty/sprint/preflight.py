@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kitty.adapters import trust
-from kitty.agents.clis import MANUAL, Backend
+from kitty.agents.clis import BUILTIN, MANUAL, Backend
 from kitty.core.limits import check_agent
 from kitty.errors import UsageError
 from kitty.mission.workspace import Mission
@@ -48,11 +48,18 @@ def require_trust(mission: Mission, names: list[str], panel: bool) -> None:
         trust.require(mission.project.root, mission.config.raw, keys)
 
 
+def lone_reviewer(opts: Options, backends: Mapping[str, Backend]) -> str | None:
+    """Why some implementer's WPs could never be reviewed (its only reviewer is itself),
+    with how to name a second reviewer; None when all can."""
+    builtin = [name for name, backend in backends.items() if backend.kind in BUILTIN]
+    return sprintplan.no_second_reviewer(opts.implementers, opts.reviewers, builtin)
+
+
 def preflight(opts: Options, backends: Mapping[str, Backend]) -> list[Any]:
     """Refuse before anything starts when an agent CLI cannot be run, or when some
     implementer's work could never be reviewed (its only reviewer is itself). Returns
     the agent CLIs' versions."""
-    alone = sprintplan.no_second_reviewer(opts.implementers, opts.reviewers)
+    alone = lone_reviewer(opts, backends)
     if alone and not opts.review_panel:
         head, _, how = alone.partition(". ")
         raise UsageError(head, how)

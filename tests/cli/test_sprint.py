@@ -831,7 +831,10 @@ def test_one_agent_cli_is_told_up_front_it_needs_a_second_reviewer(repo: Path, f
     assert problem.startswith(
         "no reviewer can review a WP claude implements: a reviewer never reviews its own WP"
     )
-    assert "--reviewer claude-reviewer" in problem
+    assert problem.endswith(
+        "another agent (--reviewer codex), or the same CLI under a second name "
+        "(--reviewer claude:reviewer)"
+    )
     done = sprint(repo, "--implementer", "claude", "--reviewer", "claude")
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
@@ -839,6 +842,18 @@ def test_one_agent_cli_is_told_up_front_it_needs_a_second_reviewer(repo: Path, f
     assert "second reviewer identity" in error["hint"]
     assert lanes_of(repo) == {"WP01": "planned"}  # nothing claimed, nothing run
     assert calls(fakes) == []
+    # the suggestion, as printed: the same CLI reviews under its second name
+    second = sprint(repo, "--implementer", "claude", "--reviewer", "claude:reviewer")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert lanes_of(repo) == {"WP01": "approved"}
+    approvals = [
+        json.loads(line)
+        for line in (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl")
+        .read_text()
+        .splitlines()
+        if '"to_lane": "approved"' in line
+    ]
+    assert [a["actor"] for a in approvals] == ["claude:reviewer"]
 
 
 def test_the_sprint_names_a_claim_held_by_nobody_it_runs(repo: Path, fakes: Path) -> None:

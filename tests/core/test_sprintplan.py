@@ -210,13 +210,26 @@ def test_a_wp_back_for_another_review_goes_to_a_reviewer_that_has_not_seen_it() 
 
 
 def test_a_lone_self_reviewer_is_told_how_to_configure_a_second_identity() -> None:
-    assert sprintplan.no_second_reviewer(["claude", "codex"], ["codex"]) == (
+    """The suggestions never name the agent that cannot review: another agent, or the
+    same built-in CLI under a second name (no config needed), or, for a configured
+    command, a copy of it under a second name."""
+    head = (
         "no reviewer can review a WP codex implements: a reviewer never reviews its own WP, "
-        "and --reviewer names only codex. Configure a second reviewer identity: another "
-        "agent (--reviewer codex), or the same CLI under a second name in "
-        ".kittify/config.yaml (agents: {commands: {codex-reviewer: "
-        '["codex", "-p", "{prompt}"]}}, then `kitty trust`) and --reviewer codex-reviewer'
+        "and --reviewer names only codex. Configure a second reviewer identity: "
     )
+    assert sprintplan.no_second_reviewer(["claude", "codex"], ["codex"], ["codex"]) == (
+        head + "another agent (--reviewer claude), or the same CLI under a second name "
+        "(--reviewer codex:reviewer)"
+    )
+    assert sprintplan.no_second_reviewer(["codex"], ["codex"]) == (
+        head + "another agent (--reviewer claude), or the same command under a second name "
+        "(copy agents.commands.codex in .kittify/config.yaml to "
+        "agents.commands.codex-reviewer, run `kitty trust`, then --reviewer codex-reviewer)"
+    )
+    for who in ("claude", "claude:opus"):
+        message = sprintplan.no_second_reviewer([who], [who], [who]) or ""
+        assert "another agent (--reviewer codex)" in message
+        assert message.endswith(f"(--reviewer {who}:reviewer)")
 
 
 def test_all_approved_ignores_canceled_work_but_needs_some() -> None:

@@ -122,19 +122,30 @@ def choose(
     return None, turn
 
 
-def no_second_reviewer(implementers: Sequence[str], reviewers: Sequence[str]) -> str | None:
+def no_second_reviewer(
+    implementers: Sequence[str], reviewers: Sequence[str], builtin: Collection[str] = ()
+) -> str | None:
     """Why some implementer's WPs can never be reviewed in this sprint (its only reviewer
-    is itself), with how to configure a second reviewer identity; None when all can."""
+    is itself), with how to configure a second reviewer identity; None when all can.
+    `builtin`: the agents that run one of kitty's built-in CLIs, which answers to a
+    second name on its own (`codex:reviewer` is codex under another name)."""
     alone = [i for i in dict.fromkeys(implementers) if all(r == i for r in reviewers)]
     if not alone:
         return None
     who = alone[0]
+    other = next(a for a in ("claude", "codex", "gemini") if a != who.split(":", 1)[0])
+    if who in builtin:
+        second = f"the same CLI under a second name (--reviewer {who}:reviewer)"
+    else:
+        second = (
+            f"the same command under a second name (copy agents.commands.{who} in "
+            f".kittify/config.yaml to agents.commands.{who}-reviewer, run `kitty trust`, "
+            f"then --reviewer {who}-reviewer)"
+        )
     return (
         f"no reviewer can review a WP {who} implements: a reviewer never reviews its own WP, "
         f"and --reviewer names only {', '.join(dict.fromkeys(reviewers))}. Configure a second "
-        f"reviewer identity: another agent (--reviewer codex), or the same CLI under a second "
-        f"name in .kittify/config.yaml (agents: {{commands: {{{who}-reviewer: "
-        f'["{who}", "-p", "{{prompt}}"]}}}}, then `kitty trust`) and --reviewer {who}-reviewer'
+        f"reviewer identity: another agent (--reviewer {other}), or {second}"
     )
 
 

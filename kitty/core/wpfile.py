@@ -121,7 +121,16 @@ def safe_yaml(text: str) -> Any:
             return None
         if "*" in text:  # no alias, no expansion: skip the walk
             _expanded_size(node, {})
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, OverflowError) as exc:
+            # A date, number or tagged value YAML cannot build (`2026-13-45`, `!!int x`): a
+            # YAML error at that value, not a crash. It is the innermost node still being built.
+            culprit = ([*getattr(loader, "recursive_objects", ())] or [node])[-1]
+            what = repr(culprit.value) if isinstance(culprit.value, str) else "a value"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{what} cannot be read: {exc}", culprit.start_mark
+            ) from None
     finally:
         loader.dispose()
 
@@ -140,18 +149,30 @@ def _load_yaml(path: str, front: str) -> Any:
             f"front matter needs no aliases: write the values out (at most {MAX_YAML_NODES})",
         ) from None
     except yaml.YAMLError as exc:
-        # The context mark is where the broken construct starts (an unclosed `[`),
-        # which is where the fix goes; the problem mark is where parsing gave up.
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
         raise SpecError(
             path,
-            line,
+            _error_line(exc, front),
             f"unreadable YAML: {problem}",
             "fix the YAML syntax (quote values containing ':' or '#')",
         ) from None
     return {} if meta is None else meta
+
+
+def _error_line(exc: Exception, front: str) -> int:
+    """The file line a YAML error is on (the front matter starts on line 2)."""
+    import yaml
+
+    # The context mark is where the broken construct starts (an unclosed `[`), which is
+    # where the fix goes; the problem mark is where parsing gave up.
+    mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return int(mark.line) + 2
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses: its first use
+        where = front.find(chr(exc.character))
+        if where >= 0:
+            return front.count("\n", 0, where) + 2
+    return 1
 
 
 def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) -> tuple[str, ...]:

@@ -335,20 +335,40 @@ def test_a_problem_in_one_line_front_matter_is_on_line_1_of_the_file(
     assert err.value.message.startswith(f"{P}:1: {fragment}")
 
 
-def test_yaml_errors_without_a_context_or_without_any_position() -> None:
+def test_yaml_errors_without_a_context_or_without_any_mark() -> None:
     # No context mark (a stray `: `): the line where parsing gave up.
     with pytest.raises(SpecError) as err:
         parse_wp(P, "WP02-x.md", "---\nwork_package_id: WP02\ntitle: a: b\n---\n")
     assert err.value.line == 3
     assert err.value.message.startswith(f"{P}:3: unreadable YAML: mapping values are not allowed")
-    # A control character: no mark and no `problem`, only the first line of the error
-    # (not the '  in "<unicode string>", position N' line below it), on the file's line 1.
+    # A control character: YAML gives no mark and no `problem`, only the character; the
+    # error is on the line that first has it and keeps only the first line of YAML's text
+    # (not the '  in "<unicode string>", position N' line below it).
+    text = "---\nwork_package_id: WP02\ntitle: X\nnotes: a\x07b\nmore: c\x07d\n---\n"
     with pytest.raises(SpecError) as err:
-        parse_wp(P, "WP02-x.md", "---\nwork_package_id: WP02\ntitle: a\x07b\n---\n")
-    assert err.value.line == 1
+        parse_wp(P, "WP02-x.md", text)
+    assert err.value.line == 4
     message = err.value.message
-    assert message.startswith(f"{P}:1: unreadable YAML: unacceptable character #x0007: ")
+    assert message.startswith(f"{P}:4: unreadable YAML: unacceptable character #x0007: ")
     assert message.endswith(" characters are not allowed"), message
+    assert err.value.hint == "fix the YAML syntax (quote values containing ':' or '#')"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("2026-13-45", "'2026-13-45' cannot be read: month must be in 1..12"),
+        ("[2026-01-01, 2026-02-30]", "'2026-02-30' cannot be read: day is out of range for month"),
+        ("!!int ten", "'ten' cannot be read: invalid literal for int() with base 10: 'ten'"),
+    ],
+)
+def test_a_value_yaml_cannot_build_is_an_error_on_its_line(value: str, problem: str) -> None:
+    # A date that does not exist, or a tag that does not fit its text, used to escape as an
+    # internal error from every command that reads the mission.
+    text = f"---\nwork_package_id: WP02\ntitle: X\ncreated: {value}\nsubtasks: [T1]\n---\n"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", text)
+    assert err.value.message == f"{P}:4: unreadable YAML: {problem}"
     assert err.value.hint == "fix the YAML syntax (quote values containing ':' or '#')"
 
 

@@ -311,4 +311,4 @@ def dump_front_matter(front: dict[str, Any], *, sort_keys: bool = False) -> str:
 
 def one_line(text: str) -> str:
     """Free text for a Markdown heading: every line break becomes a space."""
-    return " ".join("".join(" " if c in _BREAKS else c for c in text).split())
+    return " ".join(text.split())  # str.split() breaks at every one of _BREAKS too

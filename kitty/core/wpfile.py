@@ -111,7 +111,8 @@ def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
 
 def safe_yaml(text: str) -> Any:
     """`yaml.safe_load` (the C loader when there is one) that refuses alias bombs (AliasBomb,
-    a ValueError with the 0-based `line`) before constructing anything. Raises yaml.YAMLError."""
+    a ValueError with the 0-based `line`) before constructing anything. Raises yaml.YAMLError,
+    also for a value YAML cannot build (a date that does not exist), at that value."""
     import yaml
 
     loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
@@ -126,10 +127,9 @@ def safe_yaml(text: str) -> Any:
         except (ValueError, OverflowError) as exc:
             # A date, number or tagged value YAML cannot build (`2026-13-45`, `!!int x`): a
             # YAML error at that value, not a crash. It is the innermost node still being built.
-            culprit = ([*getattr(loader, "recursive_objects", ())] or [node])[-1]
-            what = repr(culprit.value) if isinstance(culprit.value, str) else "a value"
+            culprit = ([*loader.recursive_objects] or [node])[-1]  # a scalar: only they fail
             raise yaml.constructor.ConstructorError(
-                None, None, f"{what} cannot be read: {exc}", culprit.start_mark
+                None, None, f"{culprit.value!r} cannot be read: {exc}", culprit.start_mark
             ) from None
     finally:
         loader.dispose()
@@ -169,10 +169,8 @@ def _error_line(exc: Exception, front: str) -> int:
     if mark is not None:
         return int(mark.line) + 2
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses: its first use
-        where = front.find(chr(exc.character))
-        if where >= 0:
-            return front.count("\n", 0, where) + 2
-    return 1
+        return front[: front.find(chr(exc.character))].count("\n") + 2
+    return 1  # no YAML error PyYAML raises while loading has neither
 
 
 def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) -> tuple[str, ...]:

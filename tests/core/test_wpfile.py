@@ -352,6 +352,9 @@ def test_yaml_errors_without_a_context_or_without_any_mark() -> None:
     assert message.startswith(f"{P}:4: unreadable YAML: unacceptable character #x0007: ")
     assert message.endswith(" characters are not allowed"), message
     assert err.value.hint == "fix the YAML syntax (quote values containing ':' or '#')"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", "---\n\x07work_package_id: WP02\ntitle: X\n---\n")
+    assert err.value.line == 2  # the front matter's first line
 
 
 @pytest.mark.parametrize(

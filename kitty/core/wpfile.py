@@ -111,7 +111,8 @@ def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
 
 def safe_yaml(text: str) -> Any:
     """`yaml.safe_load` (the C loader when there is one) that refuses alias bombs (AliasBomb,
-    a ValueError with the 0-based `line`) before constructing anything. Raises yaml.YAMLError."""
+    a ValueError with the 0-based `line`) before constructing anything. Raises yaml.YAMLError,
+    also for a value YAML cannot build (a date that does not exist), at that value."""
     import yaml
 
     loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
@@ -121,7 +122,15 @@ def safe_yaml(text: str) -> Any:
             return None
         if "*" in text:  # no alias, no expansion: skip the walk
             _expanded_size(node, {})
-        return loader.construct_document(node)
+        try:
+            return loader.construct_document(node)
+        except (ValueError, OverflowError) as exc:
+            # A date, number or tagged value YAML cannot build (`2026-13-45`, `!!int x`): a
+            # YAML error at that value, not a crash. It is the innermost node still being built.
+            culprit = ([*loader.recursive_objects] or [node])[-1]  # a scalar: only they fail
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{culprit.value!r} cannot be read: {exc}", culprit.start_mark
+            ) from None
     finally:
         loader.dispose()
 
@@ -140,18 +149,28 @@ def _load_yaml(path: str, front: str) -> Any:
             f"front matter needs no aliases: write the values out (at most {MAX_YAML_NODES})",
         ) from None
     except yaml.YAMLError as exc:
-        # The context mark is where the broken construct starts (an unclosed `[`),
-        # which is where the fix goes; the problem mark is where parsing gave up.
-        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
         raise SpecError(
             path,
-            line,
+            _error_line(exc, front),
             f"unreadable YAML: {problem}",
             "fix the YAML syntax (quote values containing ':' or '#')",
         ) from None
     return {} if meta is None else meta
+
+
+def _error_line(exc: Exception, front: str) -> int:
+    """The file line a YAML error is on (the front matter starts on line 2)."""
+    import yaml
+
+    # The context mark is where the broken construct starts (an unclosed `[`), which is
+    # where the fix goes; the problem mark is where parsing gave up.
+    mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return int(mark.line) + 2
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML refuses: its first use
+        return front[: front.find(chr(exc.character))].count("\n") + 2
+    return 1  # no YAML error PyYAML raises while loading has neither
 
 
 def _str_list(path: str, meta: dict[str, Any], key: str, lines: dict[str, int]) -> tuple[str, ...]:
@@ -290,4 +309,4 @@ def dump_front_matter(front: dict[str, Any], *, sort_keys: bool = False) -> str:
 
 def one_line(text: str) -> str:
     """Free text for a Markdown heading: every line break becomes a space."""
-    return " ".join("".join(" " if c in _BREAKS else c for c in text).split())
+    return " ".join(text.split())  # str.split() breaks at every one of _BREAKS too

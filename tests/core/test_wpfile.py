@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import sys
+
 import pytest
 
 from kitty.core.model import kebab, parse_dependencies, wp_number
@@ -283,10 +286,12 @@ def test_front_matter_is_written_so_it_reads_back_unchanged() -> None:
         "l": ["x", "y"],
         "long": "x" * 200,
         "sep": "a\u2028b",
+        "words": " ".join(["word"] * 40),
     }
     text = dump_front_matter(front)
     assert text.startswith('---\ntitle: " padded "\nb: "line\\nbreak"\nc: plain\na: Café\nn: 3\n')
     assert "\nl:\n- x\n- y\n" in text and f"\nlong: {'x' * 200}\n" in text  # never folded
+    assert f"\nwords: {' '.join(['word'] * 40)}\n" in text  # not even at its spaces
     assert text.endswith("---\n")
     meta, body, _ = load_front_matter("t.md", text + "body\n")
     assert meta == front and body == "body\n"
@@ -308,3 +313,119 @@ def test_dependencies_after_a_canonical_one_and_errors_in_flow_style_front_matte
         with pytest.raises(SpecError) as err:
             parse_wp(P, "WP02-x.md", f"---\n{flow}\n---\n")
         assert err.value.line == 1 and key in err.value.message  # no key line: the file's first
+
+
+@pytest.mark.parametrize(
+    ("flow", "fragment"),
+    [
+        ("{work_package_id: WP2, title: X}", "work_package_id 'WP2' is not of the form WP01"),
+        ("{work_package_id: WP07, title: X}", "work_package_id WP07 does not match the file name"),
+        ("{work_package_id: WP02, title: X, estimate: -1}", "'estimate' must be a positive"),
+        ("{work_package_id: WP02, title: X, owned_files: {a: 1}}", "'owned_files' must be a list"),
+    ],
+)
+def test_a_problem_in_one_line_front_matter_is_on_line_1_of_the_file(
+    flow: str, fragment: str
+) -> None:
+    # A flow mapping has no `key:` lines: the error points at the file's first line, not
+    # at no line, and still names the file.
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", f"---\n{flow}\n---\n")
+    assert err.value.line == 1 and err.value.path == P
+    assert err.value.message.startswith(f"{P}:1: {fragment}")
+
+
+def test_yaml_errors_without_a_context_or_without_any_mark() -> None:
+    # No context mark (a stray `: `): the line where parsing gave up.
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", "---\nwork_package_id: WP02\ntitle: a: b\n---\n")
+    assert err.value.line == 3
+    assert err.value.message.startswith(f"{P}:3: unreadable YAML: mapping values are not allowed")
+    # A control character: YAML gives no mark and no `problem`, only the character; the
+    # error is on the line that first has it and keeps only the first line of YAML's text
+    # (not the '  in "<unicode string>", position N' line below it).
+    text = "---\nwork_package_id: WP02\ntitle: X\nnotes: a\x07b\nmore: c\x07d\n---\n"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", text)
+    assert err.value.line == 4
+    message = err.value.message
+    assert message.startswith(f"{P}:4: unreadable YAML: unacceptable character #x0007: ")
+    assert message.endswith(" characters are not allowed"), message
+    assert err.value.hint == "fix the YAML syntax (quote values containing ':' or '#')"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", "---\n\x07work_package_id: WP02\ntitle: X\n---\n")
+    assert err.value.line == 2  # the front matter's first line
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("2026-13-45", "'2026-13-45' cannot be read: month must be in 1..12"),
+        ("[2026-01-01, 2026-02-30]", "'2026-02-30' cannot be read: day is out of range for month"),
+        ("!!int ten", "'ten' cannot be read: invalid literal for int() with base 10: 'ten'"),
+    ],
+)
+def test_a_value_yaml_cannot_build_is_an_error_on_its_line(value: str, problem: str) -> None:
+    # A date that does not exist, or a tag that does not fit its text, used to escape as an
+    # internal error from every command that reads the mission.
+    text = f"---\nwork_package_id: WP02\ntitle: X\ncreated: {value}\nsubtasks: [T1]\n---\n"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", text)
+    assert err.value.message == f"{P}:4: unreadable YAML: {problem}"
+    assert err.value.hint == "fix the YAML syntax (quote values containing ':' or '#')"
+
+
+@pytest.mark.parametrize("front", ["~", "# to do:\tfill in the keys"])
+def test_a_front_matter_with_no_keys_at_all_asks_for_the_id(front: str) -> None:
+    # YAML reads these as nothing at all: the file has no keys yet, it is not "not a mapping".
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP02-x.md", f"---\n{front}\n---\n")
+    assert err.value.message == f"{P}:1: missing 'work_package_id'"
+
+
+def test_a_plain_wp_file_is_read_without_loading_pyyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Importing PyYAML alone costs ~30 ms per command: the usual WP file must not need it.
+    monkeypatch.setitem(sys.modules, "yaml", None)  # `import yaml` now fails
+    text = (
+        "---\nwork_package_id: WP02\ntitle: Module B\ndependencies:\n- WP01\n"
+        "subtasks: [T003, T004]\nowned_files:\n- src/b.py\nestimate: 2\n---\n# body\n"
+    )
+    wp = parse_wp(P, "WP02-x.md", text)
+    assert (wp.dependencies, wp.subtasks, wp.owned_files) == (
+        ("WP01",),
+        ("T003", "T004"),
+        ("src/b.py",),
+    )
+    assert wp.key_lines["owned_files"] == 7 and wp.body == "# body\n"
+
+
+def test_yaml_is_read_by_the_c_loader_when_pyyaml_has_one_and_without_it_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import yaml
+
+    used: list[str] = []
+
+    class CLoader(yaml.SafeLoader):  # stands in for libyaml's loader, and sees each use
+        def __init__(self, stream: str) -> None:
+            used.append(stream)
+            super().__init__(stream)
+
+    text = "---\nwork_package_id: WP02\ntitle: X\ncreated: 2026-01-02\n---\n"  # a date: YAML's
+    monkeypatch.setattr(yaml, "CSafeLoader", CLoader, raising=False)
+    assert parse_wp(P, "WP02-x.md", text).meta["created"] == dt.date(2026, 1, 2)
+    assert used == ["work_package_id: WP02\ntitle: X\ncreated: 2026-01-02"]  # several times faster
+    monkeypatch.delattr(yaml, "CSafeLoader")  # a PyYAML built without libyaml
+    assert parse_wp(P, "WP02-x.md", text).meta["created"] == dt.date(2026, 1, 2)
+
+
+def test_the_body_starts_on_the_line_after_the_closing_dashes() -> None:
+    # The placeholder check reports a line of the body by this number.
+    from kitty.core.wpfile import split_front_matter
+
+    assert split_front_matter("---\na: 1\nb: 2\n---\nbody\nmore\n") == (
+        "a: 1\nb: 2",
+        "body\nmore\n",
+        5,
+    )
+    assert split_front_matter("---\n---\nbody") == ("", "body", 3)

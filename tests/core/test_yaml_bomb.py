@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,70 @@ def test_a_bombed_config_is_refused(repo: Path) -> None:
     run = kitty(repo, "status")
     assert run.code == 1, run.err
     assert ".kittify/config.yaml" in run.err and "aliases" in run.err
+
+
+HINT = f"front matter needs no aliases: write the values out (at most {MAX_YAML_NODES})"
+
+
+def test_the_refusals_say_what_is_wrong_on_which_line() -> None:
+    text = f"---\nwork_package_id: WP01\ntitle: x\n{bomb()}\n---\n# body\n"
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP01-x.md", text)
+    # line 8 holds a4, the first level whose expansion goes over the bound
+    assert (err.value.path, err.value.line, err.value.hint) == (P, 8, HINT)
+    assert err.value.message == (
+        f"{P}:8: aliases expand to more than {MAX_YAML_NODES} values (a YAML bomb?)"
+    )
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP01-x.md", "---\nwork_package_id: WP01\ntitle: x\nloop: &l [*l]\n---\n")
+    assert (err.value.line, err.value.hint) == (4, HINT)
+    assert err.value.message == f"{P}:4: aliases refer to themselves (a recursive YAML structure)"
+
+
+def _expanding_to(values: int) -> str:
+    """Front matter whose aliases expand to exactly `values` YAML values (every mapping,
+    list, key and scalar counts once per use): 11 + 99 + 998 * 100 + pad."""
+    pad = values - (11 + 99 + 998 * 100)
+    assert pad >= 0
+    return (
+        "---\nwork_package_id: WP01\ntitle: x\n"
+        f"base: &b [{', '.join(['v'] * 99)}]\n"
+        f"copies: [{', '.join(['*b'] * 998)}]\n"
+        f"pad: [{', '.join(['p'] * pad)}]\n---\n"
+    )
+
+
+def test_aliases_expanding_to_exactly_the_bound_load_and_one_more_is_refused() -> None:
+    wp = parse_wp(P, "WP01-x.md", _expanding_to(MAX_YAML_NODES))
+    assert len(wp.meta["copies"]) == 998 and wp.meta["copies"][0] == ["v"] * 99
+    with pytest.raises(SpecError) as err:
+        parse_wp(P, "WP01-x.md", _expanding_to(MAX_YAML_NODES + 1))
+    assert err.value.line == 6 and "aliases expand to more than" in err.value.message
+
+
+def test_the_same_anchor_used_in_many_places_loads() -> None:
+    # Every use counts; a shared value is not mistaken for a loop.
+    text = (
+        "---\nwork_package_id: WP01\ntitle: x\nids: &ids [T1, T2]\n"
+        "subtasks: *ids\nmore: {a: *ids, b: [*ids, *ids]}\n---\n"
+    )
+    wp = parse_wp(P, "WP01-x.md", text)
+    assert wp.subtasks == ("T1", "T2")
+    assert wp.meta["more"] == {"a": ["T1", "T2"], "b": [["T1", "T2"], ["T1", "T2"]]}
+
+
+def test_refusing_a_deeply_nested_bomb_costs_no_more_than_reading_it() -> None:
+    # Each level holds the 99,001-value list `a` and the next level: walking `a` again at
+    # every level would be 60 * 99,001 steps (seconds of CPU per command); every value
+    # is walked once, then its size is known.
+    nested = "[*a, " * 60 + "x" + "]" * 60
+    text = (
+        "---\nwork_package_id: WP01\ntitle: x\n"
+        f"b: &b [{', '.join(['v'] * 99)}]\n"
+        f"a: &a [{', '.join(['*b'] * 990)}]\n"
+        f"deep: {nested}\n---\n"
+    )
+    start = time.process_time()
+    with pytest.raises(SpecError, match="aliases expand to more than"):
+        parse_wp(P, "WP01-x.md", text)
+    assert time.process_time() - start < 1.0

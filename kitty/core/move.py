@@ -86,13 +86,12 @@ DEFAULT_POLICY = Policy()
 
 
 class MoveCheck(Record, frozen=True):
-    __slots__ = ("arbiter", "extra", "from_lane", "release", "self_review", "to_lane", "verdict")
+    __slots__ = ("arbiter", "from_lane", "release", "self_review", "to_lane", "verdict")
     from_lane: str
     to_lane: str
     verdict: str | None
     arbiter: dict[str, Any] | None
     self_review: dict[str, Any] | None
-    extra: dict[str, Any]
     #: claimed -> planned by the claim's holder: recorded as a forced edge, since Spec
     #: Kitty's table has no such edge (`kitty move WP planned` undoes a claim).
     release: bool
@@ -104,7 +103,6 @@ class MoveCheck(Record, frozen=True):
         verdict: str | None = None,
         arbiter: dict[str, Any] | None = None,
         self_review: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
         release: bool = False,
     ) -> None:
         object.__setattr__(self, "from_lane", from_lane)
@@ -112,5 +110,4 @@ class MoveCheck(Record, frozen=True):
         object.__setattr__(self, "verdict", verdict)
         object.__setattr__(self, "arbiter", arbiter)
         object.__setattr__(self, "self_review", self_review)
-        object.__setattr__(self, "extra", {} if extra is None else extra)
         object.__setattr__(self, "release", release)

@@ -14,8 +14,9 @@ SUBTASK = "describe this subtask"
 _SUBTASK_LINE = re.compile(r"^- \[[ xX]\] (T\d{3,}): " + re.escape(SUBTASK) + r"\s*$")
 
 
-def subtask_line(task_id: str, text: str | None = None, done: bool = False) -> str:
-    return f"- [{'x' if done else ' '}] {task_id}: {text or SUBTASK}"
+def subtask_line(task_id: str, text: str | None = None) -> str:
+    """The unchecked subtask line `kitty wp add` writes; the placeholder when no text."""
+    return f"- [ ] {task_id}: {text or SUBTASK}"
 
 
 def find(body: str, first_line: int) -> list[tuple[int, str]]:

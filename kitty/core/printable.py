@@ -58,14 +58,3 @@ def printable_styled(text: str) -> str:
             out.append(printable(rest[at : at + 1]))
             rest = rest[at + 1 :]
     return "".join(out)
-
-
-def clean(data: object) -> object:
-    """A copy of JSON-shaped `data` whose strings (keys and values) are `printable`."""
-    if isinstance(data, str):
-        return printable(data)
-    if isinstance(data, dict):
-        return {clean(k): clean(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [clean(v) for v in data]
-    return data

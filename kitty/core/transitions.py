@@ -121,16 +121,17 @@ def check_move(
     _check_edge(wp_id, from_lane, to_lane, req)
     if (
         not req.force
+        and state is not None
         and at_cycle_cap(state, policy.max_cycles)
         and to_lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.FOR_REVIEW)
     ):
         raise GuardRefused(
-            f"{wp_id} was rejected {state.review_cycles if state else 0} times "
+            f"{wp_id} was rejected {state.review_cycles} times "
             f"(review.max_cycles is {policy.max_cycles}): it needs an arbiter decision",
             "an agent other than its implementer (or a person) decides with one of: "
             + " | ".join(arbiter_commands(wp_id, mission, req.actor or "NAME")),
         )
-    check = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
+    verdict, self_review = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
     blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
     if blockers:
         raise GuardRefused(
@@ -140,7 +141,7 @@ def check_move(
             + (")" if to_lane == lanes.DONE else ", in-mission)"),
         )
     arbiter = _arbiter(state, to_lane, req, policy)
-    return MoveCheck(from_lane, to_lane, check.verdict, arbiter, check.self_review)
+    return MoveCheck(from_lane, to_lane, verdict, arbiter, self_review)
 
 
 def _target(req: MoveRequest) -> str:
@@ -214,16 +215,16 @@ def _guards(
     to_lane: str,
     subtasks: Sequence[str],
     req: MoveRequest,
-) -> MoveCheck:
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The verdict the move records and its self-review record, or a guard's refusal."""
     # A rejection carries feedback: a file, or (as in Spec Kitty) the --note alone.
     rejection_feedback = req.has_feedback or bool((req.note or "").strip())
     verdict: str | None = None
-    if from_lane == lanes.IN_REVIEW or (to_lane == lanes.APPROVED and from_lane != lanes.IN_REVIEW):
+    if from_lane == lanes.IN_REVIEW or to_lane == lanes.APPROVED:
         if to_lane in (lanes.APPROVED, lanes.DONE):
             verdict = "approved"
-        elif to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and (
-            rejection_feedback if from_lane == lanes.IN_REVIEW else req.has_feedback
-        ):
+        elif to_lane in (lanes.PLANNED, lanes.IN_PROGRESS) and rejection_feedback:
+            # (only from in_review: this block reaches planned/in_progress from nowhere else)
             verdict = "changes_requested"
     elif req.has_feedback:
         verdict = "changes_requested"
@@ -237,7 +238,7 @@ def _guards(
                 "run `kitty merge`; or --force with --note to override",
             )
     self_review = _approval(wp_id, state, req) if to_lane == lanes.APPROVED else None
-    return MoveCheck(from_lane, to_lane, verdict, None, self_review)
+    return verdict, self_review
 
 
 def _unforced_guards(
@@ -255,9 +256,8 @@ def _unforced_guards(
             f"moving {wp_id} to {to_lane} needs an actor",
             "pass --agent NAME (or set KITTY_AGENT)",
         )
-    if from_lane == lanes.IN_PROGRESS and to_lane == lanes.FOR_REVIEW:
-        states = state.subtasks if state else {}
-        open_tasks = [t for t in subtasks if states.get(t) != "done"]
+    if from_lane == lanes.IN_PROGRESS and to_lane == lanes.FOR_REVIEW and state is not None:
+        open_tasks = [t for t in subtasks if state.subtasks.get(t) != "done"]
         if open_tasks:
             raise GuardRefused(
                 f"{wp_id} has subtasks not done: {', '.join(open_tasks)}",

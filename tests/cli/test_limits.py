@@ -89,6 +89,45 @@ def test_text_cap_counts_utf8_bytes() -> None:
     assert limits.DEFAULT_MAX_TEXT_BYTES == 16 * 1024
 
 
+def test_an_oversized_note_is_refused_with_the_limit_and_where_long_text_goes() -> None:
+    with pytest.raises(UsageError) as caught:
+        limits.check_text("n" * 101, "--note", 100)
+    assert caught.value.message == "--note is 101 bytes; at most 100 go into the tracked files"
+    assert "limits.max_text_bytes" in caught.value.hint
+    assert caught.value.hint.endswith("long feedback belongs in a file: --review-feedback-file")
+
+
+def test_no_event_is_appended_with_a_bad_actor_or_an_oversized_note_or_reason() -> None:
+    """The last check before the log, whoever built the event: its actor, its reason and
+    its note, each against the configured cap (not the default)."""
+    fine = {"actor": "claude", "reason": "r" * 100, "delta": {"note": "n" * 100}}
+    limits.check_record(fine, 100)
+    refused = {
+        "actor": {**fine, "actor": "bad\x1bname"},
+        "reason": {**fine, "reason": "r" * 101},
+        "note": {**fine, "delta": {"note": "n" * 101}},
+    }
+    for field, rec in refused.items():
+        with pytest.raises(UsageError) as caught:
+            limits.check_record(rec, 100)
+        if field == "actor":
+            assert caught.value.message.startswith("the agent 'bad\\x1bname' contains")
+        else:
+            assert caught.value.message == (
+                "the note is 101 bytes; at most 100 go into the tracked files"
+            ), field
+    huge = "n" * (limits.DEFAULT_MAX_TEXT_BYTES + 1)
+    for rec in ({"reason": huge}, {"delta": {"note": huge}}):
+        with pytest.raises(UsageError, match="at most 16384"):
+            limits.check_record(rec)
+
+
+def test_event_fields_that_are_not_text_are_not_measured() -> None:
+    """Only text is a note: a record carrying other values there is not refused for them."""
+    limits.check_record({"actor": 7, "reason": 12345, "delta": {"note": ["x"] * 50}}, 100)
+    limits.check_record({"actor": "claude", "reason": None, "delta": "moved"}, 100)
+
+
 # -- the CLI (click and the fast path) ---------------------------------------------------
 
 

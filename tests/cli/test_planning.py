@@ -99,7 +99,8 @@ def test_the_implement_prompt_never_hands_over_placeholder_text() -> None:
     ctx = PromptContext("m", "claude", replace(wp, body=body), "/w", None, 0, 3)
     prompt = implement_prompt(ctx)
     assert "Describe what" not in prompt and "describe this subtask" not in prompt
-    assert "T002: the endpoint" in prompt and "T001" in prompt
+    assert "\n(No objective was written: the title and the subtasks are the brief.)\n" in prompt
+    assert "\n- [ ] T001\n- [ ] T002: the endpoint\n" in prompt
 
 
 def _add(repo: Path, title: str, *extra: str) -> None:

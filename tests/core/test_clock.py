@@ -88,4 +88,5 @@ def test_a_silence_age_is_the_same_text_until_its_tick() -> None:
         assert tick > elapsed
         shown = humanize_duration(elapsed / 1e6)
         assert humanize_duration((tick - 1) / 1e6) == shown  # still true up to the tick
-        assert humanize_duration((tick + 2000) / 1e6) != shown  # and changes just after
+        # and changes within a millisecond after: the view is never redrawn more than 1 ms early
+        assert humanize_duration((tick + 1000) / 1e6) != shown

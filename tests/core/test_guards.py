@@ -12,7 +12,15 @@ import pytest
 from kitty.core import lanes
 from kitty.core.log.state import ReviewRecord, WPState
 from kitty.core.move import IssueRow, MoveRequest, Policy
-from kitty.core.transitions import arbiter_commands, at_cycle_cap, check_move, issue_blockers
+from kitty.core.transitions import (
+    arbiter_choices,
+    arbiter_commands,
+    at_cycle_cap,
+    check_move,
+    cycles_since_arbiter,
+    halted,
+    issue_blockers,
+)
 from kitty.errors import GuardRefused, InvalidTransition
 
 
@@ -121,6 +129,10 @@ def test_the_holder_releases_its_own_claim() -> None:
         check_move("WP01", at("claimed"), [], MoveRequest("planned", "codex"))
     with pytest.raises(InvalidTransition):
         check_move("WP01", at("claimed", implementer=None), [], MoveRequest("planned", None))
+    # every other move, forced or not, is no release (it is recorded as asked)
+    assert not check_move("WP01", at("claimed"), [], MoveRequest("in_progress", "claude")).release
+    forced = MoveRequest("planned", "codex", force=True, note="take it back")
+    assert not check_move("WP01", at("claimed"), [], forced).release
 
 
 @pytest.mark.parametrize("to_lane", [lanes.BLOCKED, lanes.CANCELED])
@@ -194,6 +206,28 @@ def test_self_review_fallback_needs_all_four_parts(missing: str) -> None:
     assert "--self-review-fallback --intended-reviewer X --reviewer-failure-reason R" in err.hint
 
 
+def test_a_forced_self_approval_without_the_fallback_flag_is_refused() -> None:
+    """Naming the intended reviewer and its failure is not enough: the implementer must
+    ask for the fallback (--self-review-fallback) for its approval to count."""
+    req = MoveRequest(
+        "approved",
+        "claude",
+        force=True,
+        note="n",
+        intended_reviewer="codex",
+        reviewer_failure_reason="exit 3",
+    )
+    err = refused(at("in_review"), req)
+    assert err.message == "claude implemented WP01 and cannot approve it (self-review)"
+
+
+def test_a_policy_without_a_cap_of_its_own_stops_at_three_rejections() -> None:
+    rows = Policy(issue_rows=[IssueRow("#1", "fixed")])
+    assert refused(rejected(3), MoveRequest("claimed", "claude"), policy=rows).message == (
+        "WP01 was rejected 3 times (review.max_cycles is 3): it needs an arbiter decision"
+    )
+
+
 def test_self_review_does_not_apply_to_another_reviewer_or_unknown_implementer() -> None:
     assert (
         check_move("WP01", at("in_review"), [], MoveRequest("approved", "codex")).self_review
@@ -258,6 +292,48 @@ def test_arbiter_commands_are_exact() -> None:
         "kitty agent tasks move-task WP04 --mission shop --to blocked --force --agent lead "
         '--note "Escalated to human: <the disagreement>"'
     )
+
+
+def test_a_review_panel_halt_waits_for_the_arbiter_while_the_wp_is_parked() -> None:
+    """A HALT named on a WP in planned or in_progress stops the work like the cap does,
+    with no rejection at all; elsewhere (or with the HALT cleared) it stops nothing."""
+    for lane in (lanes.PLANNED, lanes.IN_PROGRESS):
+        st = at(lane, scalars={"review_halt": "reviews/halt-1.json"})
+        assert halted(st) and at_cycle_cap(st, 3)
+        assert not halted(at(lane, scalars={"review_halt": ""})) and not halted(at(lane))
+    for lane in (lanes.CLAIMED, lanes.FOR_REVIEW, lanes.IN_REVIEW, lanes.BLOCKED):
+        assert not halted(at(lane, scalars={"review_halt": "reviews/halt-1.json"}))
+    parked = at(lanes.PLANNED, scalars={"review_halt": "reviews/halt-1.json"})
+    err = refused(parked, MoveRequest("claimed", "claude"))
+    assert err.message.endswith("it needs an arbiter decision")
+
+
+def test_right_after_an_arbiter_decision_no_rejection_counts() -> None:
+    st = rejected(2, arbiter={"decision": "escalate", "cycles": 2})
+    assert cycles_since_arbiter(st) == 0
+    # a cap of one rejection: the decision itself does not put the WP back at the cap
+    assert not at_cycle_cap(st, 1)
+    assert check_move(
+        "WP01", st, [], MoveRequest("claimed", "claude"), Policy(max_cycles=1)
+    ).to_lane == ("claimed")
+
+
+def test_kitty_next_offers_the_arbiter_two_filled_in_choices() -> None:
+    approve, escalate = arbiter_commands("WP04", "shop", "lead")
+    assert arbiter_choices("WP04", "shop", "lead") == [
+        {
+            "label": "approve WP04 as the arbiter",
+            "commands": [approve],
+            "fill": {
+                "<why the work is acceptable>": "why the work is acceptable as it is (recorded)"
+            },
+        },
+        {
+            "label": "escalate WP04 to a human (it parks in blocked)",
+            "commands": [escalate],
+            "fill": {"<the disagreement>": "what the implementer and the reviewers disagree on"},
+        },
+    ]
 
 
 @pytest.mark.parametrize(

@@ -152,3 +152,68 @@ def test_a_takeover_whose_writer_saw_the_holder_is_applied() -> None:
     )
     board = board_of([*BASE, seen])
     assert board.wps["WP01"].lane == "in_progress" and not board.conflicts
+
+
+def _reclaimed_by(by: str | None) -> list[str]:
+    reclaim = {k: v for k, v in RECLAIM.items() if k != "by"} | ({"by": by} if by else {})
+    lines = list(RECLAIMED)
+    lines[2] = kt(
+        "WP01",
+        "claimed",
+        "planned",
+        T0.format(4),
+        "R1",
+        "kitty-lease",
+        "B",
+        force=True,
+        policy={"reclaim": dict(reclaim, lease_expired_at=T0.format(3))},
+    )
+    lines[3] = kt(
+        "WP01",
+        "planned",
+        "claimed",
+        T0.format(5),
+        "R2",
+        "carol",
+        "R1",
+        policy={"reclaim": dict(reclaim, lease_expired_at=T0.format(3)), **LEASE},
+    )
+    return lines
+
+
+def test_a_refused_move_by_the_holder_a_reclaim_replaced_says_who_reclaimed_it_and_when() -> None:
+    """alice's move from a clone that never saw the reclaim (it names a move this log does
+    not have) reaches the holder rule: carol holds WP01, and the message says the reclaim
+    (by whoever made it, else the holder) would be undone."""
+    expired = T0.format(3)
+    base = "WP01 claimed -> in_progress by {who} was not applied: carol holds WP01 (claimed)"
+    undo = "; {by} reclaimed it when alice's lease expired at {at}, and this move would undo that"
+    for by, named in (("lead", "lead"), (None, "carol")):
+        offline = kt("WP01", "claimed", "in_progress", T0.format(6), "X", "alice", "Z")
+        board = board_of([*_reclaimed_by(by), offline])
+        assert board.wps["WP01"].lane == "claimed" and board.wps["WP01"].agent == "carol"
+        [conflict] = board.conflicts
+        assert conflict.kind == "not_holder"
+        assert conflict.message == base.format(who="alice") + undo.format(by=named, at=expired)
+    bob = kt("WP01", "claimed", "in_progress", T0.format(6), "X", "bob", "Z")
+    [conflict] = board_of([*_reclaimed_by("lead"), bob]).conflicts
+    assert conflict.message == base.format(who="bob")  # bob lost no lease: no reclaim story
+
+
+def test_the_holder_rule_reads_any_replays_events_and_states() -> None:
+    """The rule is pure and duck-typed: an event that does not say it is kitty-written is
+    history (never a conflict); a state without a takeover record or a reclaim still
+    refuses a non-holder's kitty move, with the plain message."""
+    from types import SimpleNamespace
+
+    from kitty.core.log.holders import holder_conflict
+
+    st = SimpleNamespace(agent="alice", reviewer=None)
+    move = {"wp_id": "WP01", "from_lane": "claimed", "to_lane": "blocked", "force": False}
+    assert holder_conflict(st, "claimed", SimpleNamespace(**move), "bob") is None
+    linked = SimpleNamespace(**move, linked=True)
+    assert holder_conflict(st, "claimed", linked, "bob") == (
+        "WP01 claimed -> blocked by bob was not applied: alice holds WP01 (claimed)"
+    )
+    assert holder_conflict(st, "claimed", linked, "alice") is None
+    assert holder_conflict(st, "for_review", linked, "bob") is None

@@ -44,6 +44,16 @@ def test_ids_files_and_slugs() -> None:
     assert kebab("alpha beta gamma", limit=12) == "alpha-beta"
     assert kebab("abcdefghijklmnop", limit=5) == "abcde"
     assert kebab("x" * 60) == "x" * 48
+    assert kebab("alpha beta", limit=10) == "alpha-beta"  # exactly the limit: kept whole
+
+
+def test_a_wp_built_without_its_file_text_has_none() -> None:
+    """A WP made in code (not read from a file) has an empty body and no front matter:
+    each its own, so filling one in never shows up in another."""
+    one, two = wp("WP01"), wp("WP02")
+    assert (one.body, one.meta, one.key_lines) == ("", {}, {})
+    one.meta["x"] = 1
+    assert two.meta == {}
 
 
 def test_parse_dependencies_accepts_every_legacy_form() -> None:
@@ -52,6 +62,9 @@ def test_parse_dependencies_accepts_every_legacy_form() -> None:
     assert parse_dependencies("") == []
     assert parse_dependencies("WP01, 'WP02' ,\"WP03\"") == ["WP01", "WP02", "WP03"]
     assert parse_dependencies("[WP01]") == ["WP01"]
+    # only the brackets and quotes go: an id keeps every letter at its ends
+    assert parse_dependencies("[WP01, FIX]") == ["WP01", "FIX"]
+    assert parse_dependencies("'XRAY', \"WP02\"") == ["XRAY", "WP02"]
     assert parse_dependencies(["WP01 ", 2]) == ["WP01", "2"]
     assert parse_dependencies([["WP01"]]) is None
     assert parse_dependencies({"WP01": 1}) is None

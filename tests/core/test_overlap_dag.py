@@ -33,6 +33,11 @@ from kitty.workflow.rules.dag import (
         ("src/*.py", "src/a*.py", "globs_intersect"),
         ("src/**/*.py", "src/x/*", "globs_intersect"),
         ("docs/**", "docs/*.md", "globs_intersect"),
+        # two globs in one segment: only their literal ends can rule out a common path
+        ("src/x*.py", "src/x*y.py", "globs_intersect"),  # xy.py
+        ("src/x*q*.py", "src/x*z.py", "globs_intersect"),  # xqz.py
+        ("src/*.py", "src/*_test.py", "globs_intersect"),
+        ("src\\demo", "src/demo/a.py", "contains"),  # a Windows separator
     ],
 )
 def test_overlapping_entries(a: str, b: str, rule: str) -> None:
@@ -51,6 +56,8 @@ def test_overlapping_entries(a: str, b: str, rule: str) -> None:
         ("src/a*.py", "src/b*.py"),
         ("tests/*.py", "tests/unit/x.md"),
         ("", "src/a.py"),
+        ("", "**"),  # a blank entry owns nothing, not even what a glob covers
+        ("./", "*"),
     ],
 )
 def test_disjoint_entries(a: str, b: str) -> None:
@@ -187,6 +194,26 @@ def test_candidate_pairs_never_miss_an_overlap() -> None:
         if any(overlap_rule(a, b) for a in owned[order[i]] for b in owned[order[j]])
     }
     assert brute <= set(candidate_pairs(owned, order))
+
+
+def test_wps_in_other_directories_are_never_compared_and_near_misses_stay_apart() -> None:
+    from kitty.core.overlap import candidate_pairs, group_by_overlap
+
+    owned = {
+        "WP01": ("src/api/*.py",),
+        "WP02": ("docs/api/*.md",),
+        "WP03": ("src/api/*.md",),
+        "WP04": ("src/api",),
+    }
+    order = sorted(owned)
+    # only entries filed under the same literal directory (or an ancestor) are compared
+    assert candidate_pairs(owned, order) == [(0, 2), (0, 3), (2, 3)]
+    groups, report = group_by_overlap(owned, order)
+    assert groups == [["WP01", "WP03", "WP04"], ["WP02"]]
+    # WP01 and WP03 share src/api but never a file: no report row of their own
+    assert [row["wps"] for row in report] == [["WP01", "WP04"], ["WP03", "WP04"]]
+    apart, none = group_by_overlap({"WP01": ("src/*.py",), "WP02": ("src/*.md",)}, order[:2])
+    assert (apart, none) == ([["WP01"], ["WP02"]], [])
 
 
 def test_ids_sort_by_number_then_name() -> None:

@@ -254,3 +254,47 @@ def test_one_compared_field_or_none_hash_as_a_dataclass_does() -> None:
     assert hash(Name("a")) == hash(("a",)) and Name("a") == Name("a") != Name("b")
     assert repr(Name("a")).endswith("Name(text='a')")
     assert hash(Note("a")) == hash(()) and Note("a") == Note("b")
+
+
+def test_a_new_record_class_is_mutable_unless_frozen_and_inherits_its_fields() -> None:
+    """Classes made here, after import: a plain record takes assignments and has no
+    hash, a frozen one refuses both with FrozenInstanceError, a subclass that adds no
+    field keeps its base's, and two fields behave as two (repr, ==, hash, replace)."""
+
+    class Pair(Record):
+        __slots__ = ("a", "b")
+        a: int
+        b: int
+
+        def __init__(self, a: int, b: int) -> None:
+            self.a, self.b = a, b
+
+    class Named(Pair):
+        def total(self) -> int:
+            return self.a + self.b
+
+    class FrozenPair(Record, frozen=True):
+        __slots__ = ("a", "b")
+        a: int
+        b: int
+
+        def __init__(self, a: int, b: int) -> None:
+            object.__setattr__(self, "a", a)
+            object.__setattr__(self, "b", b)
+
+    pair = Pair(1, 2)
+    pair.a = 5
+    assert pair == Pair(5, 2) != Pair(5, 3)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(pair)
+    assert repr(pair).endswith("Pair(a=5, b=2)")
+    assert replace(pair, b=7) == Pair(5, 7)
+    assert fields(Named) == ("a", "b") and Named(1, 2).total() == 3
+    assert repr(Named(1, 2)).endswith("Named(a=1, b=2)")
+    frozen = FrozenPair(1, 2)
+    assert hash(frozen) == hash((1, 2)) and replace(frozen, a=3) == FrozenPair(3, 2)
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'a'"):
+        frozen.a = 3  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError, match="cannot delete field 'b'"):
+        del frozen.b  # type: ignore[misc]
+    assert frozen == FrozenPair(1, 2)

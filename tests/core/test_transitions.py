@@ -172,3 +172,47 @@ def test_issue_matrix_blocks_approval_and_in_mission_blocks_done() -> None:
         check_move(
             "WP01", state("approved"), [], MoveRequest("done", "merge", merged=True), ok_rows
         )
+
+
+# -- what a refused move tells its user, word for word -----------------------------
+
+
+def _refusal(st: WPState | None, req: MoveRequest, **kw: object) -> tuple[str, str | None]:
+    with pytest.raises((GuardRefused, InvalidTransition)) as err:
+        check_move("WP01", st, [], req, **kw)  # type: ignore[arg-type]
+    return err.value.message, err.value.hint
+
+
+def test_every_refusal_says_what_to_do_next() -> None:
+    for final in (lanes.DONE, lanes.CANCELED):
+        assert _refusal(state(final), MoveRequest("planned", "claude")) == (
+            f"WP01 is {final}, which is final",
+            "a done or canceled WP never moves again",
+        )
+    assert _refusal(state("planned"), MoveRequest("done", None, force=True, note="n")) == (
+        "--force on WP01 needs an actor",
+        "pass --agent NAME (or set KITTY_AGENT)",
+    )
+    assert _refusal(state("claimed"), MoveRequest("claimed", "claude")) == (
+        "WP01 is already in claimed",
+        "nothing to do",
+    )
+    # at the cap, a move without an actor shows the arbiter commands with a NAME to fill
+    capped = _rejected(3)
+    message, hint = _refusal(capped, MoveRequest("claimed", None), policy=Policy(max_cycles=3))
+    assert message.startswith("WP01 was rejected 3 times")
+    assert hint is not None and hint.count("--agent NAME ") == 2
+
+
+def test_issue_matrix_names_every_blocking_row_and_skips_other_wps_rows() -> None:
+    rows = [IssueRow("#1", "open", ("WP02",)), IssueRow("#2", ""), IssueRow("#3", "unknown")]
+    message, _ = _refusal(
+        state("in_review"), MoveRequest("approved", "codex"), policy=Policy(issue_rows=rows)
+    )
+    assert message == "issue-matrix.json blocks moving WP01 to approved: #2 (empty), #3 (unknown)"
+
+
+def test_open_subtasks_never_keep_a_wp_in_progress_from_being_parked() -> None:
+    st = state("in_progress", subtasks={"T001": "planned"})
+    for to_lane in (lanes.BLOCKED, lanes.PLANNED, lanes.CANCELED):
+        assert check_move("WP01", st, ["T001"], MoveRequest(to_lane, "claude")).to_lane == to_lane

@@ -90,6 +90,16 @@ def test_mission_problems() -> None:
     assert any("duplicate work_package_id WP01" in m for m in messages)
 
 
+def test_a_duplicate_id_does_not_hide_the_problems_of_the_files_after_it() -> None:
+    wps = [_wp("WP01"), _wp("WP01"), _wp("WP02", "[WP09]"), _wp("WP03", "[WP03]")]
+    messages = [p.message for p in mission_problems(wps)]  # type: ignore[arg-type]
+    assert messages == [
+        "t/WP01-a.md:2: duplicate work_package_id WP01 (also t/WP01-a.md)",
+        "t/WP02-a.md:4: unknown dependency WP09",
+        "t/WP03-a.md:4: WP03 depends on itself",
+    ]
+
+
 def test_mission_problems_are_exact_with_lines_and_hints() -> None:
     wps = [
         _wp("WP01", subtasks="[T001]"),

@@ -28,14 +28,16 @@ def fold(feature_dir: Path, text: str | None = None) -> dict[str, Any]:
     except StoreError as exc:
         return {"error": str(exc)}
     snapshot = reduce(stream.transitions, stream.annotations)
+    lanes = reduce(stream.transitions)
     wps = snapshot.work_packages
     return {
         "lanes": {wp: state["lane"] for wp, state in wps.items()},
         "agents": {wp: state.get("agent") for wp, state in wps.items()},
         "shell_pids": {wp: state.get("shell_pid") for wp, state in wps.items()},
         "summary": snapshot.summary,
-        # as `agent tasks status --json` computes its progress_percentage
-        "progress_percentage": round(float(compute_weighted_progress(snapshot).percentage), 1),
+        # as `agent tasks status --json` computes its progress_percentage: it reduces
+        # the transitions alone (`read_events` leaves the annotations out)
+        "progress_percentage": round(float(compute_weighted_progress(lanes).percentage), 1),
     }
 
 

@@ -42,13 +42,15 @@ PROGRESS_SEMANTICS = "weighted_readiness"
 
 
 def spec_kitty_progress(board: Board) -> float:
-    """`progress_percentage` as Spec Kitty 3.2.7 computes it (`compute_weighted_progress`
-    over its reduced snapshot): every WP with an event counts, canceled ones (weight 0)
-    too, and a WP with annotations only (its `uninitialized` lane, weight 0)."""
-    if not board.wps:
+    """`progress_percentage` as Spec Kitty 3.2.7's `agent tasks status --json` computes
+    it (`compute_weighted_progress` over its reduction of the transitions alone): every
+    WP with a lane counts, canceled ones (weight 0) too; a WP known from annotations
+    only (no lane yet) does not count, as that command never reads annotations."""
+    counted = [st.lane for st in board.wps.values() if st.lane is not None]
+    if not counted:
         return 0.0
-    weighted = sum(lanes.WEIGHTS.get(st.lane or "", 0.0) for st in board.wps.values())
-    return round(weighted / len(board.wps) * 100.0, 1)
+    weighted = sum(lanes.WEIGHTS[lane] for lane in counted)  # replay sets known lanes only
+    return round(weighted / len(counted) * 100.0, 1)
 
 
 def spec_kitty_row(wp: WorkPackage | None, st: WPState | None) -> dict[str, Any]:

@@ -514,3 +514,244 @@ def test_cycle_times_end_at_done_too_and_are_whole_seconds() -> None:
     times = flow.cycle_times(moves)
     assert times["WP01"]["seconds"] == 90
     assert times["WP02"]["seconds"] == 0
+
+
+def no_stray_text(root: ET.Element) -> None:
+    """Only <text>, <tspan> and <title> hold text: nothing else leaks words into the picture."""
+    parent = {child: element for element in root.iter() for child in element}
+    for element in root.iter():
+        tag = element.tag.removeprefix(NS)
+        if tag not in ("text", "tspan", "title"):
+            assert not (element.text or "").strip(), (tag, element.text)
+        if element in parent and parent[element].tag != f"{NS}text":
+            assert not (element.tail or "").strip(), (tag, element.tail)
+
+
+def test_a_box_says_whether_it_is_critical_and_its_board_state() -> None:
+    nodes = [wp("WP01", [], "a", lane="in_review"), wp("WP02", ["WP01"], "a", lane="done")]
+    root = parse(svg.graph_svg(nodes, ["WP01"]))
+    groups = {g.get("data-wp"): g for g in root.iter(f"{NS}g") if g.get("data-wp")}
+    assert groups["WP01"].get("class") == "node critical"
+    assert groups["WP02"].get("class") == "node"
+    assert groups["WP01"].get("data-state") == "in_review"
+    assert groups["WP02"].get("data-state") == "done"
+    assert [g.get("class") for g in root if g.tag == f"{NS}g"] == ["legend", "edges", "nodes"]
+    no_stray_text(root)
+
+
+def test_the_graph_names_its_critical_path_for_screen_readers() -> None:
+    nodes = [wp("WP01", [], "a"), wp("WP02", ["WP01"], "a"), wp("WP03", ["WP02"], "a")]
+    root = parse(svg.graph_svg(nodes, ["WP01", "WP02", "WP03"]))
+    assert root.get("aria-label") == (
+        "Dependency graph: 3 work packages, critical path WP01 → WP02 → WP03"
+    )
+
+
+def test_an_unknown_dependency_listed_first_hides_no_other_arrow() -> None:
+    nodes = [wp("WP01", [], "a"), wp("WP02", ["WP99", "WP02", "WP01"], "a")]
+    root = parse(svg.graph_svg(nodes, []))
+    arrows = [
+        (p.get("data-from"), p.get("data-to")) for p in root.iter(f"{NS}path") if p.get("data-from")
+    ]
+    assert arrows == [("WP01", "WP02")]
+
+
+def test_a_box_without_a_title_shows_its_id_and_a_long_id_keeps_some_title() -> None:
+    root = parse(svg.graph_svg([{"id": "WP01", "dependencies": [], "execution_lane": "a"}], []))
+    assert node_texts(root, "WP01")["label"] == "WP01 "
+    long_id = "WP-with-a-very-long-id"  # 22 characters: only 4 are left for the title
+    root = parse(svg.graph_svg([wp(long_id, [], "a", "Parser")], []))
+    assert node_texts(root, long_id)["label"] == f"{long_id} Par…"
+
+
+def test_an_empty_graph_is_one_row_tall() -> None:
+    root = parse(svg.graph_svg([], []))
+    legend_h = svg.LEGEND_ROW + 8
+    assert floats(root, "width", "height") == (
+        svg.LEGEND_MIN_W,
+        2 * svg.PAD + legend_h + svg.NODE_H,
+    )
+
+
+def test_legend_items_share_a_row_spaced_by_their_labels_and_the_boxes_follow() -> None:
+    """Items stand side by side, each label's estimated width (7 pixels a character)
+    plus 14 pixels apart; an item that exactly fits stays on the row; the boxes start
+    8 pixels below the legend's last row."""
+    nodes = [wp(f"WP{i:02d}", [], name) for i, name in enumerate(["ab", "cdef", "g"], 1)]
+    root = parse(svg.graph_svg(nodes, ["WP01"]))
+    items = legend_items(root)
+    xs = [
+        floats(rect, "x")[0] if rect is not None else floats(text, "x")[0] for rect, text in items
+    ]
+    widths = [
+        (16 if rect is not None else 0) + 7 * len(text.text or "") + 14 for rect, text in items
+    ]
+    assert xs == [svg.PAD + sum(widths[:k]) for k in range(len(items))]
+    assert len({text.get("y") for _, text in items}) == 1
+    first_box_y = min(y for _, y, _, _ in boxes(root).values())
+    assert first_box_y == svg.PAD + svg.LEGEND_ROW + 8
+
+
+def test_a_legend_item_that_exactly_fits_stays_on_its_row() -> None:
+    """Three columns make the picture 12 + 3 * 168 + 2 * 56 + 12 = 640 pixels wide, 616
+    for the legend. Seven lanes whose items (swatch 16, name 7 a character, gap 14) add
+    up to exactly 616 pixels stay on one row; one more character and the last wraps.
+    The critical path's mark has no swatch, so with it 41 characters of names fit."""
+
+    def legend_rows(names: list[str], critical: list[str]) -> int:
+        nodes = [
+            wp(f"WP{i:02d}", [f"WP{i - 1:02d}"] if i in (2, 3) else [], name)
+            for i, name in enumerate(names, 1)
+        ]
+        root = parse(svg.graph_svg(nodes, critical))
+        assert floats(root, "width") == (640,)
+        return len({text.get("y") for _, text in legend_items(root)})
+
+    short = ["a", "b", "c", "d", "e", "f"]
+    assert 7 * 30 + 7 * (6 + 52) == 616
+    assert legend_rows([*short, "g" * 52], []) == 1
+    assert legend_rows([*short, "g" * 53], []) == 2
+    assert 7 * 30 + 7 * (6 + 35) + 7 * len("◆ critical path") + 14 == 616
+    assert legend_rows([*short, "g" * 35], ["WP01"]) == 1
+    assert legend_rows([*short, "g" * 36], ["WP01"]) == 2
+
+
+def test_a_lane_name_wider_than_the_picture_stays_on_the_first_row() -> None:
+    root = parse(svg.graph_svg([wp("WP01", [], "x" * 80)], []))
+    ((rect, text),) = legend_items(root)
+    assert rect is not None and floats(rect, "x", "y") == (svg.PAD, svg.PAD)
+    assert text.text == "x" * 80
+
+
+def test_an_arrow_inside_a_cycle_bends_by_24_pixels() -> None:
+    root = parse(svg.graph_svg([wp("A", ["B"], "a"), wp("B", ["A"], "a")], []))
+    for path in (p for p in root.iter(f"{NS}path") if p.get("data-from")):
+        sx, _, c1x, *_rest = (int(n) for n in re.findall(r"-?\d+", path.get("d") or ""))
+        assert c1x - sx == 24
+
+
+def test_a_wp_is_pulled_to_the_average_place_of_its_dependencies() -> None:
+    order = ["P0", "P1", "P2", "P3", "Q1", "Q2"]
+    deps = {"Q1": ["P3"], "Q2": ["P1", "P2"]}  # Q2 averages 1.5, Q1 sits at 3
+    layout = svg.layered_layout(order, deps, {})
+    assert layout.layers[1] == ["Q2", "Q1"]
+
+
+def test_a_canceled_wp_brought_back_counts_again() -> None:
+    moves = [(T0, "WP01", "canceled"), (T0 + S, "WP01", "planned")]
+    points = flow.flow_series(moves, ["WP01"])
+    assert [sum(p["counts"].values()) for p in points] == [0, 1]
+
+
+def test_the_default_chart_keeps_at_most_300_points() -> None:
+    moves = [(T0 + i * S, "WP01", "claimed" if i % 2 else "planned") for i in range(301)]
+    assert len(flow.flow_series(moves, ["WP01"])) <= 300
+    assert len(flow.flow_series(moves[:300], ["WP01"])) == 300
+
+
+def test_exactly_as_many_points_as_allowed_are_all_kept_however_uneven() -> None:
+    moves = [(T0 + i * S, "WP01", "claimed" if i % 2 else "planned") for i in range(9)]
+    moves.append((T0 + 1000 * S, "WP01", "done"))
+    assert len(flow.flow_series(moves, ["WP01"], max_points=10)) == 10
+
+
+def test_the_time_of_the_picture_extends_the_last_state_only_when_later() -> None:
+    moves = [
+        (T0, "WP01", "claimed"),
+        (T0 + 10 * S, "WP02", "claimed"),
+        (T0 + 20 * S, "WP01", "done"),
+    ]
+    points = flow.flow_series(moves, ["WP01", "WP02"])
+    plain = flow.flow_svg(points)
+    for until in (T0 + 20 * S, T0 + 15 * S, T0 + 5 * S, None):
+        assert flow.flow_svg(points, until_us=until) == plain
+    later = parse(flow.flow_svg(points, until_us=T0 + 40 * S))
+    legend = [t.text for t in later.iter(f"{NS}text") if t.get("class") == "legend"]
+    assert "Done 1" in legend and "In progress 1" in legend
+    done = polygons(later)["band-done"]
+    upper = done[: len(done) // 2]
+    assert upper[-1][0] == 720 - RIGHT and upper[-1][1] == upper[-2][1] < TOP + 220
+
+
+def test_a_point_naming_only_some_bands_counts_the_others_as_zero() -> None:
+    points = [{"at_us": T0, "counts": {"Done": 1}}, {"at_us": T0 + S, "counts": {"Done": 2}}]
+    root = parse(flow.flow_svg(points))
+    legend = [t.text for t in root.iter(f"{NS}text") if t.get("class") == "legend"]
+    assert legend == ["Blocked 0", "Planned 0", "In progress 0", "Review 0", "Approved 0", "Done 2"]
+    assert (root.get("aria-label") or "").endswith(
+        "Done 2, Approved 0, Review 0, In progress 0, Planned 0, Blocked 0"
+    )
+    titles = [t.text for t in root.iter(f"{NS}title")]
+    assert titles[:2] == ["Done: 2 now", "Approved: 0 now"]
+    for name, points_of in polygons(root).items():  # every band above Done is empty
+        if name != "band-done":
+            half = len(points_of) // 2
+            assert points_of[:half] == list(reversed(points_of[half:])), name
+
+
+def test_the_flow_chart_holds_no_stray_text_and_names_each_swatch_by_band() -> None:
+    points = flow.flow_series([(T0, "WP01", "claimed")], ["WP01"])
+    root = parse(flow.flow_svg(points))
+    no_stray_text(root)
+    swatches = [r.get("class") for r in root.iter(f"{NS}rect")]
+    assert swatches == [
+        "band band-blocked",
+        "band band-planned",
+        "band band-in-progress",
+        "band band-review",
+        "band band-approved",
+        "band band-done",
+    ]
+
+
+def test_a_single_moment_names_its_one_time_at_the_right() -> None:
+    root = parse(flow.flow_svg(flow.flow_series([(T0, "WP01", "done")], ["WP01"])))
+    ticks = [t for t in root.iter(f"{NS}text") if t.get("class") == "tick"]
+    assert [t.text for t in ticks] == ["0", "1", "00:00:00 UTC"]
+    assert ticks[-1].get("x") == f"{720 - RIGHT:.1f}" and ticks[-1].get("text-anchor") == "end"
+
+
+def test_the_empty_chart_places_its_text_on_whole_pixels() -> None:
+    text = flow.flow_svg([], width=501, height=201)
+    assert '<text x="250" y="100" text-anchor="middle" class="empty">' in text
+
+
+@pytest.mark.parametrize(
+    ("order", "deps"),
+    [
+        # the last column's sweep back up reorders the first column
+        (["N3", "N1", "N4", "N0", "N2"], {"N0": ["N4", "N3"], "N2": ["N1"]}),
+        # and the middle column of three
+        (
+            ["N3", "N6", "N4", "N0", "N5", "N1", "N2", "N7"],
+            {
+                "N6": ["N3"],
+                "N4": ["N3"],
+                "N0": ["N4"],
+                "N5": ["N3"],
+                "N1": ["N5", "N6"],
+                "N2": ["N3"],
+                "N7": ["N6", "N0"],
+            },
+        ),
+    ],
+    ids=["two-columns", "three-columns"],
+)
+def test_the_sweeps_back_up_remove_crossings_every_column_needs(
+    order: list[str], deps: dict[str, list[str]]
+) -> None:
+    """Graphs whose arrows cross unless every column but the last is reordered by its
+    dependents: drawn without a single crossing."""
+    edges = [(d, node) for node, ds in deps.items() for d in ds]
+    assert crossings(svg.layered_layout(order, deps, {}), edges) == 0
+
+
+def crossings(layout: svg.Layout, edges: list[tuple[str, str]]) -> int:
+    pos = layout.positions
+    count = 0
+    for i, (a, b) in enumerate(edges):
+        for c, d in edges[i + 1 :]:
+            same_layers = pos[a][0] == pos[c][0] and pos[b][0] == pos[d][0]
+            if same_layers and (pos[a][1] - pos[c][1]) * (pos[b][1] - pos[d][1]) < 0:
+                count += 1
+    return count

@@ -28,6 +28,16 @@ def test_splice_appends_replaces_and_is_idempotent() -> None:
     assert splice(crlf, "S", "A.md").startswith("a\r\nb\r\n\n")
 
 
+def test_the_block_follows_the_users_text_after_exactly_one_blank_line() -> None:
+    """Appended to a file without a kitty block: the user's text is kept byte for byte and
+    one blank line separates it from the block, whatever the file ended with."""
+    new = f"{BEGIN}\nS\n{END}\n"
+    assert splice("# Title\nkeep me", "S", "A.md") == f"# Title\nkeep me\n\n{new}"
+    assert splice("# Title\nkeep me\n", "S", "A.md") == f"# Title\nkeep me\n\n{new}"
+    assert splice("# Title\nkeep me\n\n", "S", "A.md") == f"# Title\nkeep me\n\n{new}"
+    assert splice("# Title\n\n\n", "S", "A.md") == f"# Title\n\n\n{new}"
+
+
 @pytest.mark.parametrize(
     "text, line",
     [
@@ -37,10 +47,19 @@ def test_splice_appends_replaces_and_is_idempotent() -> None:
         (f"{END}\n{BEGIN}\n", 1),
     ],
 )
-def test_unbalanced_markers_are_refused_with_the_line(text: str, line: int) -> None:
+def test_unbalanced_markers_are_refused_naming_the_line_and_the_repair(
+    text: str, line: int
+) -> None:
     with pytest.raises(SpecError) as caught:
         splice(text, "S", "AGENTS.md")
-    assert caught.value.line == line and "unbalanced" in caught.value.message
+    assert caught.value.line == line
+    assert (
+        caught.value.message == f"AGENTS.md:{line}: the kitty section's marker lines are unbalanced"
+    )
+    assert caught.value.hint == (
+        "keep exactly one `<!-- kitty:begin …` line followed by one `<!-- kitty:end -->` line "
+        "(or delete both), then run `kitty init` again"
+    )
 
 
 def test_init_writes_agents_md_idempotently(repo: Path) -> None:

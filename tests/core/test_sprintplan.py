@@ -5,6 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+import click
+
+from kitty.cli import cli
 from kitty.core.decide import Context, Queues
 from kitty.core.log.state import Board, WPState
 from kitty.sprint.rules import plan as sprintplan
@@ -131,20 +134,89 @@ def test_the_arbiter_follows_its_policy_but_a_panel_question_goes_to_a_human() -
     assert sprintplan.arbiter("m", "WP01", "approve", 3, "max_rounds").to_lane == "approved"
 
 
-def test_the_halt_message_offers_three_commands_that_parse() -> None:
+def runs_as_printed(line: str) -> list[str]:
+    """`line` split as a shell splits it, after checking that kitty knows its command
+    and every option (click raises otherwise)."""
+    words = shlex.split(line)
+    assert words[0] == "kitty", line
+    args = words[1:]
+    command: click.Command = cli
+    name = "kitty"
+    while isinstance(command, click.Group):
+        name, found, args = command.resolve_command(click.Context(command), args)
+        assert found is not None, line
+        command = found
+    command.make_context(str(name), list(args))
+    return words
+
+
+def test_the_halt_message_offers_three_commands_that_run_as_printed() -> None:
     message = sprintplan.halt_message(
         "m", "WP01", "codex", "exit 3", "claude", ["claude"], ["codex", "claude", "gemini"]
     )
-    assert message.startswith("ERROR: Configured reviewer 'codex' failed (exit 3).\n")
+    assert message.splitlines() == [
+        "ERROR: Configured reviewer 'codex' failed (exit 3).",
+        "WP01 is back in for_review.",
+        "Options:",
+        "  a) Retry with 'codex' after fixing the error:",
+        "     kitty sprint --mission m --implementer claude --reviewer codex",
+        "  b) Switch reviewer:",  # neither the failed reviewer nor the author
+        "     kitty agent action review WP01 --mission m --agent gemini",
+        "  c) Proceed with self-review -- WARNING: no independent review:",
+        "     kitty agent tasks move-task WP01 --mission m --to approved --force --agent claude"
+        " --self-review-fallback --intended-reviewer codex --reviewer-failure-reason 'exit 3'"
+        " --note 'Self-review fallback after reviewer failure: <summary>'",
+    ]
     commands = [line.strip() for line in message.splitlines() if line.startswith("     kitty")]
-    retry, switch, fallback = (shlex.split(c) for c in commands)
-    assert retry == ["kitty", "sprint", "--mission", "m", "--implementer", "claude",
-                     "--reviewer", "codex"]  # fmt: skip
-    assert switch[-2:] == ["--agent", "gemini"]  # neither the failed reviewer nor the author
-    assert fallback[fallback.index("--agent") + 1] == "claude"
+    assert len(commands) == 3
+    fallback = runs_as_printed(commands[2])
     assert fallback[fallback.index("--reviewer-failure-reason") + 1] == "exit 3"
+    for command in commands[:2]:
+        runs_as_printed(command)
     nobody = sprintplan.halt_message("m", "WP01", "codex", "t", None, ["a"], ["codex"])
     assert "--agent gemini" in nobody and "--agent 'the implementer'" in nobody
+
+
+def test_a_reviewer_listed_twice_that_implemented_the_wp_halts_and_is_not_offered_again() -> None:
+    """`--reviewer codex,codex` on a WP codex implemented: the HALT names the reviewers as
+    configured, and the retry it offers names another reviewer, never codex again."""
+    step, turn = sprintplan.choose(
+        queues(reviews=["WP01"]), {"WP01": "codex"}, {}, ["claude", "gemini"], ["codex"] * 2, 4
+    )
+    why = "every configured reviewer implemented it"
+    assert (step, turn) == (Step(HALT, "WP01", REVIEW, "codex,codex", why), 4)
+    message = sprintplan.halt_message(
+        "m", "WP01", step.agent, why, "codex", ["claude", "gemini"], ["codex", "codex", "claude"]
+    )
+    lines = message.splitlines()
+    assert lines[0] == f"ERROR: Configured reviewer 'codex,codex' failed ({why})."
+    assert lines[3:7] == [
+        "  a) Retry with a second reviewer identity (not codex):",
+        "     kitty sprint --mission m --implementer claude,gemini --reviewer claude",
+        "  b) Switch reviewer:",
+        "     kitty agent action review WP01 --mission m --agent claude",
+    ]
+    assert runs_as_printed(lines[4].strip())[-4:] == [
+        "--implementer", "claude,gemini", "--reviewer", "claude"
+    ]  # fmt: skip
+
+
+def test_a_wp_back_for_another_review_goes_to_a_reviewer_that_has_not_seen_it() -> None:
+    args = ({"WP01": "claude"}, {"WP01": ["codex"]}, ["claude"], ["codex", "gemini"], 0)
+    assert sprintplan.choose(queues(reviews=["WP01"]), *args) == (
+        Step(START, "WP01", REVIEW, "gemini"),
+        0,
+    )
+
+
+def test_a_lone_self_reviewer_is_told_how_to_configure_a_second_identity() -> None:
+    assert sprintplan.no_second_reviewer(["claude", "codex"], ["codex"]) == (
+        "no reviewer can review a WP codex implements: a reviewer never reviews its own WP, "
+        "and --reviewer names only codex. Configure a second reviewer identity: another "
+        "agent (--reviewer codex), or the same CLI under a second name in "
+        ".kittify/config.yaml (agents: {commands: {codex-reviewer: "
+        '["codex", "-p", "{prompt}"]}}, then `kitty trust`) and --reviewer codex-reviewer'
+    )
 
 
 def test_all_approved_ignores_canceled_work_but_needs_some() -> None:
@@ -193,6 +265,21 @@ def test_a_stalled_review_goes_to_another_reviewer_unless_busy_or_fresh() -> Non
         ctx, wps, ["WP01"], (), ["codex", "gemini", "qwen"], {"WP01": ["gemini"]}
     )
     assert used is not None and used[1] == "qwen"
+
+
+def test_a_stalled_review_is_found_behind_unknown_busy_and_fresh_wps() -> None:
+    """The search goes on past a WP with no state yet, one this sprint is busy with and
+    one whose reviewer is still active."""
+    silent = wp_state("WP04", "in_review", reviewer="codex", implementer="claude")
+    busy = wp_state("WP02", "in_review", reviewer="codex", implementer="claude")
+    fresh = wp_state("WP03", "in_review", reviewer="codex", implementer="claude",
+                     lane_since_us=NOW - MIN, last_activity_us=NOW - MIN)  # fmt: skip
+    wps = {"WP02": busy, "WP03": fresh, "WP04": silent}
+    ids = ["WP01", "WP02", "WP03", "WP04"]  # WP01: a WP file with no event yet
+    found = sprintplan.stalled_review(
+        stall_ctx([busy, fresh, silent]), wps, ids, {"WP02"}, ["codex", "gemini"], {}
+    )
+    assert found == ("WP04", "gemini", "codex's review was STALLED: no activity for 2h00m")
 
 
 def test_foreign_holds_name_the_holder_and_a_release_command_that_parses() -> None:

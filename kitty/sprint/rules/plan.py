@@ -111,7 +111,7 @@ def choose(
         reviewer = pick_reviewer(implementer_of.get(wp_id), reviewers, reviewed_by.get(wp_id, []))
         if reviewer is None:
             why = "every configured reviewer implemented it"
-            return Step(HALT, wp_id, REVIEW, ",".join(reviewers) or "none", why), turn
+            return Step(HALT, wp_id, REVIEW, ",".join(reviewers), why), turn
         return Step(START, wp_id, REVIEW, reviewer), turn
     if queues.capped:
         return Step(ARBITRATE, queues.capped[0]), turn

@@ -161,9 +161,9 @@ def run_module(module: str, tests: list[str]) -> bool:
 
 
 def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -> bool:
-    """Run the last run's survivors (not the equivalent ones) again, with today's tests
-    and test list. Refused when the module itself changed since that run: its mutants
-    (and their names) would no longer be the ones on record."""
+    """Run the last run's survivors (not the equivalent ones) again, with today's tests,
+    test list and the rest of today's code. Refused when the module itself changed since
+    that run: its mutants (and their names) would no longer be the ones on record."""
     work = workdir(module)
     last = score(module, equivalent)
     if last is None:
@@ -178,6 +178,13 @@ def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -
     shutil.rmtree(work / "tests")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    # today's code around the module too (the tests may rely on it); the module itself
+    # is the same bytes, and left untouched so mutmut keeps its mutants
+    for source in (ROOT / "kitty").rglob("*.py"):
+        name = source.relative_to(ROOT)
+        if name.as_posix() != module and "__pycache__" not in name.parts:
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, work / name)
     pyproject = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(pyproject + mutmut_section(module, tests))
     meta = work / "mutants" / (module + ".meta")

@@ -186,6 +186,10 @@ def test_a_box_names_the_wp_its_lane_and_state_and_the_whole_title_on_hover() ->
     assert three["title"] == "WP03 Exactly twenty-one ch — an-extremely-long-lane-name-indeed"
     group = next(g for g in root.iter(f"{NS}g") if g.get("data-wp") == "WP03")
     assert "data-state" not in group.attrib
+    assert sorted(group.attrib) == [
+        "aria-label", "class", "data-critical", "data-lane", "data-wp", "role", "tabindex",
+    ]  # fmt: skip
+    assert group.get("data-critical") == "false"
     for ident, (x, y, _w, h) in boxes(root).items():
         group = next(g for g in root.iter(f"{NS}g") if g.get("data-wp") == ident)
         label, sub = group.iter(f"{NS}text")
@@ -647,6 +651,12 @@ def test_the_default_chart_keeps_at_most_300_points() -> None:
     moves = [(T0 + i * S, "WP01", "claimed" if i % 2 else "planned") for i in range(301)]
     assert len(flow.flow_series(moves, ["WP01"])) <= 300
     assert len(flow.flow_series(moves[:300], ["WP01"])) == 300
+
+
+def test_a_live_chart_keeps_at_most_300_points_too() -> None:
+    live = flow.Flow(["WP01"])
+    live.add([(T0 + i * S, "WP01", "claimed" if i % 2 else "planned") for i in range(301)])
+    assert len(live.series()) <= 300
 
 
 def test_exactly_as_many_points_as_allowed_are_all_kept_however_uneven() -> None:

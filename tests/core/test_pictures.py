@@ -110,3 +110,31 @@ def test_dot_picture() -> None:
     assert lanes_dot({"lanes": []}) == (
         'digraph "mission" {\n  rankdir=LR;\n  node [shape=box, style="rounded"];\n}\n'
     )
+
+
+def test_lists_are_comma_separated_and_odd_views_still_draw() -> None:
+    """A lane after two lanes names both; two planning artifacts are both listed; a lane
+    naming a WP that has no node (no WP file) draws it unfinalized; a node without a
+    dependency list draws without arrows."""
+    view: dict[str, Any] = {
+        "critical_path": [],
+        "planning_artifact_wps": ["WP08", "WP09"],
+        "lanes": [
+            {
+                "lane_id": "lane-c",
+                "wp_ids": ["WP04", "WP07"],
+                "wp_lanes": {"WP04": "planned"},
+                "depends_on_lanes": ["lane-a", "lane-b"],
+                "parallel_group": 2,
+            }
+        ],
+        "nodes": [{"id": "WP04", "title": "Four", "lane": "planned"}],
+    }
+    assert lanes_text(view).split("\n") == [
+        "group 2  lane-c  WP04:planned  after lane-a, lane-b",
+        "planning artifacts (no lane): WP08, WP09",
+        "critical path ◆: -",
+    ]
+    assert '    n_WP07["WP07<br/>unfinalized"]' in lanes_mermaid(view).split("\n")
+    assert '    "WP07" [label="WP07 \\nunfinalized"];' in lanes_dot(view).split("\n")
+    assert "-->" not in lanes_mermaid(view) and "->" not in lanes_dot(view)

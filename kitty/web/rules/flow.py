@@ -234,7 +234,9 @@ def _axes(frame: _Frame, height: int) -> list[str]:
             f'<text class="tick" x="{left - 6}" y="{frame.py(value) + 4:.1f}" '
             f'text-anchor="end">{value}</text>'
         )
-    for at_us, anchor in ((frame.start, "start"), (frame.end, "end")):
+    # A single moment fills the plot: its one time stands at the right, as "now" does.
+    times = ((frame.start, "start"), (frame.end, "end")) if frame.end > frame.start else ()
+    for at_us, anchor in times or ((frame.end, "end"),):
         out.append(
             f'<text class="tick" x="{frame.px(at_us):.1f}" y="{height - 8}" '
             f'text-anchor="{anchor}" data-at="{format_at(at_us)}">'

@@ -405,6 +405,11 @@ def test_annotations_keep_spec_kittys_runtime_slots_as_written() -> None:
     second = board_of(lines[:3]).wps["WP01"].noted_slots
     assert (second["model"], second["shell_pid"]) == ("gpt-5", [1])  # blank: no change
     assert board_of(lines).wps["WP01"].noted_slots["shell_pid"] == 42
+    # Python's JSON reader takes Infinity: kept as written, never a crash of the fold
+    infinite = ann("WP01", T.format(5), "E", {}).replace(
+        '"delta": {}', '"delta": {"shell_pid": Infinity}'
+    )
+    assert board_of([*lines, infinite]).wps["WP01"].noted_slots["shell_pid"] == float("inf")
 
 
 def _record(wp: str, frm: str, to: str, at: int, eid: str) -> dict[str, Any]:

@@ -401,3 +401,70 @@ def test_resume_is_a_fresh_round_1_with_old_rounds_kept_for_audit() -> None:  # 
 def test_unknown_phase_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown panel phase"):
         next_actions(at(1, "lunch"), Results(), rules())
+
+
+# -- the exact actions (what the runner writes and where the WP is parked) ---------------------
+def test_waves_are_numbered_from_1() -> None:
+    """Each wave of reviewers is numbered 1, 2, ... in the round's log."""
+    actions = next_actions(at(2, "planned"), Results(entries=entries(13)), rules())
+    assert [(a.round_no, a.wave) for a in actions] == [(2, 1), (2, 2), (2, 3)]  # type: ignore[union-attr]
+
+
+def test_a_failed_challenge_halts_naming_every_failure() -> None:
+    """The contrarian's round fails like a reviewer's: HALT reviewer_failed at that round,
+    every failure named, separated by '; '."""
+    failed = Results(failures=("challenger codex: no valid challenge.json", "lane changed"))
+    assert next_actions(at(2, "challenged"), failed, rules()) == [
+        Halt(2, "reviewer_failed", "challenger codex: no valid challenge.json; lane changed")
+    ]
+
+
+def test_a_malformed_blocker_halts_with_every_problem_and_parks_the_wp() -> None:
+    """A blocker with edits and a bad question: HALT blocker_malformed at that round, all
+    problems in the context ('; '), the WP parked with a note naming the implementer, and
+    the fix's return kept in the HALT file."""
+    bad = {**QUESTION, "options": [{"label": "only"}]}
+    payload = {"status": "blocker", "questions": [bad]}
+    assert next_actions(at(2, "fixed"), fix_return(payload, edited=True), rules()) == [
+        Halt(
+            2,
+            "blocker_malformed",
+            "questions[0].options: needs 2 to 4 options; the fix made edits and returned a blocker",
+            "blocker from claude",
+            with_payload=True,
+        )
+    ]
+
+
+def test_a_fix_that_left_the_wp_elsewhere_halts_at_its_round() -> None:
+    """fix_failed is recorded at the round of the fix, with the exit, the lane and the log."""
+    actions = next_actions(at(2, "fixed"), fix_return({}, lane="in_progress"), rules())
+    assert actions == [
+        Halt(
+            2,
+            "fix_failed",
+            "claude exited 0 and left WP01 in in_progress; log: runs/x",
+            "the fix by claude left WP01 in in_progress",
+        )
+    ]
+
+
+def test_the_fixed_phase_needs_the_fixs_return() -> None:
+    """A runner bug (no fix return in the fixed phase) is named, not a bare crash."""
+    with pytest.raises(AssertionError, match=r"^the fixed phase needs the fix's return$"):
+        next_actions(at(1, "fixed"), Results(), rules())
+
+
+def test_tests_failing_halts_at_its_round_and_parks_the_wp_as_tests_failing() -> None:
+    """The fourth failure of the test gate: HALT tests_failing at that round, the command and
+    its output in the context, the WP parked with the note 'tests failing'."""
+    tests = rules(test_command=["make", "test"])
+    failing = Results(test_exit=2, test_output="$ make test\nexit 2\nboom")
+    assert next_actions(at(2, "tested", test_failures=3), failing, tests) == [
+        Halt(
+            2,
+            "tests_failing",
+            "`make test` failed 4 times:\n$ make test\nexit 2\nboom",
+            "tests failing",
+        )
+    ]

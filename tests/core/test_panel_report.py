@@ -295,7 +295,7 @@ def test_pending_answers_name_what_is_answered_and_ask_the_next_four() -> None:
     """`kitty review answer` with questions still open: still a HALT (blocker), the answered
     ids sorted, every open id, the next four to ask, and the HALT file."""
     pending = [{**QUESTION, "id": f"q{i}"} for i in range(2, 8)]
-    recorded = {"q9": {}, "q1": {}}
+    recorded: dict[str, Any] = {"q9": {}, "q1": {}}
     assert pending_json("WP01", recorded, pending, "tasks/halt.json") == {
         "wp_id": "WP01",
         "loop_verdict": "HALT",

@@ -344,3 +344,24 @@ def test_from_diff_counts_only_changed_code_lines() -> None:
         uncounted=["logo.png"],
         has_solutions=True,
     )
+
+
+def test_a_changed_path_holding_b_slash_or_renamed_is_named_whole() -> None:
+    """The roster reads each changed file's path from the diff as git prints it: a path with
+    ' b/' in it (a folder named 'plan b') and the new name of a renamed or copied file are
+    named whole, so path signals and config `paths` see the real file."""
+    text = (
+        "diff --git a/plan b/notes.py b/plan b/notes.py\nindex 1..2 100644\n"
+        "--- a/plan b/notes.py\n+++ b/plan b/notes.py\n@@ -1 +1,2 @@\n x\n+y = 1\n"
+        "diff --git a/plan b/old.py b/plan b/a to b.py\nsimilarity index 90%\n"
+        "rename from plan b/old.py\nrename to plan b/a to b.py\n@@ -1 +1 @@\n-a\n+b = 2\n"
+        "diff --git a/x.py b/x2.py\nsimilarity index 100%\ncopy from x.py\ncopy to x2.py\n"
+        "diff --git a/odd.py b/odd.py\nnew file mode 100644\n"
+    )
+    facts = DiffFacts.from_diff(text)
+    assert facts.files == ["plan b/notes.py", "plan b/a to b.py", "x2.py", "odd.py"]
+    assert facts.added == {"plan b/notes.py": ["y = 1"], "plan b/a to b.py": ["b = 2"]}
+    cat = catalogue(
+        {"plans": {"focus": "f", "prompt": "p", "when": "conditional", "paths": "^plan b/"}}
+    )
+    assert select(cat, facts).reasons["plans"] == "path plan b/notes.py"

@@ -198,6 +198,17 @@ _UI = re.compile(r"\.(tsx|jsx|vue|svelte|js|ts)$")
 _ASYNC = re.compile(r"\b(await|Promise|setTimeout|addEventListener|useEffect)\b")
 
 
+def _diff_path(header: str) -> str:
+    """The changed file of `diff --git a/OLD b/NEW`: NEW. Unless the file was renamed or
+    copied the halves are equal, which finds NEW even when the path itself holds " b/"
+    (a renamed or copied file is named again by its `rename to`/`copy to` line)."""
+    rest = header.removeprefix("diff --git a/")
+    half = (len(rest) - 3) // 2
+    if rest[half : half + 3] == " b/" and rest[:half] == rest[half + 3 :]:
+        return rest[half + 3 :]
+    return rest.split(" b/", 1)[-1]
+
+
 @dataclass
 class DiffFacts:
     """What the roster is chosen from: files and their added/removed lines."""
@@ -214,8 +225,10 @@ class DiffFacts:
         path = None
         for line in diff.splitlines():
             if line.startswith("diff --git "):
-                path = line.split(" b/", 1)[-1]
+                path = _diff_path(line)
                 facts.files.append(path)
+            elif line.startswith(("rename to ", "copy to ")) and path:
+                path = facts.files[-1] = line.partition(" to ")[2]
             elif line.startswith("Binary files") and path:
                 facts.uncounted.append(path)
             elif line.startswith(("+++", "---")):

@@ -355,11 +355,12 @@ def test_a_changed_path_holding_b_slash_or_renamed_is_named_whole() -> None:
         "--- a/plan b/notes.py\n+++ b/plan b/notes.py\n@@ -1 +1,2 @@\n x\n+y = 1\n"
         "diff --git a/plan b/old.py b/plan b/a to b.py\nsimilarity index 90%\n"
         "rename from plan b/old.py\nrename to plan b/a to b.py\n@@ -1 +1 @@\n-a\n+b = 2\n"
-        "diff --git a/x.py b/x2.py\nsimilarity index 100%\ncopy from x.py\ncopy to x2.py\n"
+        "diff --git a/x.py b/lib/copy_of_x.py\nsimilarity index 100%\n"
+        "copy from x.py\ncopy to lib/copy_of_x.py\n"
         "diff --git a/odd.py b/odd.py\nnew file mode 100644\n"
     )
     facts = DiffFacts.from_diff(text)
-    assert facts.files == ["plan b/notes.py", "plan b/a to b.py", "x2.py", "odd.py"]
+    assert facts.files == ["plan b/notes.py", "plan b/a to b.py", "lib/copy_of_x.py", "odd.py"]
     assert facts.added == {"plan b/notes.py": ["y = 1"], "plan b/a to b.py": ["b = 2"]}
     cat = catalogue(
         {"plans": {"focus": "f", "prompt": "p", "when": "conditional", "paths": "^plan b/"}}

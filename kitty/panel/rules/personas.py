@@ -199,14 +199,11 @@ _ASYNC = re.compile(r"\b(await|Promise|setTimeout|addEventListener|useEffect)\b"
 
 
 def _diff_path(header: str) -> str:
-    """The changed file of `diff --git a/OLD b/NEW`: NEW. Unless the file was renamed or
-    copied the halves are equal, which finds NEW even when the path itself holds " b/"
-    (a renamed or copied file is named again by its `rename to`/`copy to` line)."""
+    """The changed file of `diff --git a/PATH b/PATH`: the second half, whole even when the
+    path itself holds " b/". (A renamed or copied file's halves differ: its `rename to` or
+    `copy to` line, which git always prints next, names it instead.)"""
     rest = header.removeprefix("diff --git a/")
-    half = (len(rest) - 3) // 2
-    if rest[half : half + 3] == " b/" and rest[:half] == rest[half + 3 :]:
-        return rest[half + 3 :]
-    return rest.split(" b/", 1)[-1]
+    return rest[(len(rest) - 3) // 2 + 3 :]
 
 
 @dataclass

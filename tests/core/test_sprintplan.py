@@ -226,7 +226,7 @@ def test_a_lone_self_reviewer_is_told_how_to_configure_a_second_identity() -> No
         "(copy agents.commands.codex in .kittify/config.yaml to "
         "agents.commands.codex-reviewer, run `kitty trust`, then --reviewer codex-reviewer)"
     )
-    for who in ("claude", "claude:opus"):
+    for who in ("claude", "claude:opus", "claude:opus:v2"):
         message = sprintplan.no_second_reviewer([who], [who], [who]) or ""
         assert "another agent (--reviewer codex)" in message
         assert message.endswith(f"(--reviewer {who}:reviewer)")

@@ -133,7 +133,7 @@ def no_second_reviewer(
     if not alone:
         return None
     who = alone[0]
-    other = next(a for a in ("claude", "codex", "gemini") if a != who.split(":", 1)[0])
+    other = "codex" if who.split(":", 1)[0] == "claude" else "claude"
     if who in builtin:
         second = f"the same CLI under a second name (--reviewer {who}:reviewer)"
     else:

@@ -106,7 +106,7 @@ def test_review_settings_default_to_the_hard_cap_and_the_project_agents() -> Non
         soft_warn_rounds=5,
         depth="auto",
     )
-    raw = {"review": {"panel": 5, "cap": "other"}, "agents": {"available": ["claude", "codex"]}}
+    raw = {"review": {"panel": [], "cap": "hard"}, "agents": {"available": ["claude", "codex"]}}
     got = Settings.from_config(raw, 2)
     assert (got.panel, got.agents, got.cap) == (None, ["claude", "codex"], "hard")
     only_panel_agents = Settings.from_config({"review": {"panel_agents": ["gemini"]}}, 2)
@@ -293,3 +293,57 @@ def test_a_wrong_answer_lists_the_ids_or_labels_to_choose_from() -> None:
         "'maybe' is not an option of q1",
         "options: keep, drop",
     )
+
+
+@pytest.mark.parametrize(
+    ("review", "message", "hint"),
+    [
+        (
+            {"panel": "correctness"},
+            "review.panel must be a list of persona names, not 'correctness'",
+            "for example review: {panel: [correctness, testing]} (`kitty review personas` "
+            "lists them)",
+        ),
+        (
+            {"cap": "sofy"},
+            "review.cap must be hard or soft, not 'sofy'",
+            "for example review: {cap: soft}",
+        ),
+        (
+            {"depth": "lite"},
+            "review.depth must be auto or full, not 'lite'",
+            "for example review: {depth: full}",
+        ),
+        (
+            {"soft_warn_rounds": "five"},
+            "review.soft_warn_rounds must be a whole number >= 1",
+            "for example review: {soft_warn_rounds: 5}",
+        ),
+        (
+            {"soft_warn_rounds": 0},
+            "review.soft_warn_rounds must be a whole number >= 1",
+            "for example review: {soft_warn_rounds: 5}",
+        ),
+        (
+            {"soft_warn_rounds": True},
+            "review.soft_warn_rounds must be a whole number >= 1",
+            "for example review: {soft_warn_rounds: 5}",
+        ),
+    ],
+    ids=["panel", "cap", "depth", "warn-text", "warn-zero", "warn-bool"],
+)
+def test_a_review_setting_the_panel_cannot_use_is_named_never_silently_defaulted(
+    review: dict[str, Any], message: str, hint: str
+) -> None:
+    """A typo in review.cap or review.depth used to mean the default without a word, a
+    string review.panel was ignored (while `kitty next` still sent reviewers to the
+    panel), and `soft_warn_rounds: five` crashed with a bare ValueError."""
+    assert usage(Settings.from_config, {"review": review}, 3) == (message, hint)
+
+
+def test_every_allowed_choice_is_taken() -> None:
+    for review in ({"cap": "soft", "soft_warn_rounds": 1}, {"depth": "full"}, {"panel": None}):
+        settings = Settings.from_config({"review": review}, 3)
+        for key, value in review.items():
+            expected = None if key == "panel" else value
+            assert getattr(settings, key) == expected

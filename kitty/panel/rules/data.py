@@ -56,6 +56,7 @@ class Settings:
                 "review.max_rounds must be a whole number >= 1",
                 "for example review: {max_rounds: 5}",
             )
+        _check_choices(review)
         return cls(
             panel=[str(p) for p in panel] if isinstance(panel, list) and panel else None,
             agents=[str(a) for a in agents],
@@ -64,9 +65,34 @@ class Settings:
             test_command=(shlex.split(test) if isinstance(test, str) else [str(t) for t in test])
             if test
             else None,
-            cap="soft" if review.get("cap") == "soft" else "hard",
-            soft_warn_rounds=int(review.get("soft_warn_rounds", 5)),
+            cap=str(review.get("cap", "hard")),
+            soft_warn_rounds=review.get("soft_warn_rounds", 5),
             depth=str(review.get("depth", "auto")),
+        )
+
+
+def _check_choices(review: dict[str, Any]) -> None:
+    """review.panel, cap, depth and soft_warn_rounds as the panel can use them, or a usage
+    error naming the key and an example: a typo never silently means the default."""
+    panel = review.get("panel")
+    if panel and not isinstance(panel, list):
+        raise UsageError(
+            f"review.panel must be a list of persona names, not {panel!r}",
+            "for example review: {panel: [correctness, testing]} (`kitty review personas` "
+            "lists them)",
+        )
+    for key, allowed in (("cap", ("hard", "soft")), ("depth", ("auto", "full"))):
+        value = review.get(key, allowed[0])
+        if value not in allowed:
+            raise UsageError(
+                f"review.{key} must be {' or '.join(allowed)}, not {value!r}",
+                f"for example review: {{{key}: {allowed[-1]}}}",
+            )
+    warn = review.get("soft_warn_rounds", 5)
+    if not isinstance(warn, int) or isinstance(warn, bool) or warn < 1:
+        raise UsageError(
+            "review.soft_warn_rounds must be a whole number >= 1",
+            "for example review: {soft_warn_rounds: 5}",
         )
 
 

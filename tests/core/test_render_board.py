@@ -205,3 +205,27 @@ def test_width_helpers_at_their_edges() -> None:
     assert width_of("a\u200bb") == 2  # zero-width space
     assert width_of("ＡＢ") == 4  # fullwidth A B
     assert width_of("co\xadop") == 5  # a soft hyphen is drawn, one column
+
+
+def test_control_characters_in_data_keep_the_columns_aligned() -> None:
+    """A title or agent name holding control characters is shown with them escaped
+    (`\\x1b`, `\\u202e`), and the board counts the escapes' columns: every cell still starts
+    where its column does, on the board and in `--list`, as the terminal receives them."""
+    from kitty.core.printable import printable
+
+    view = mission(
+        {"id": "WP01", "title": "Evil\x1b]0;pwned\x07 title", "lane": "planned"},
+        {"id": "WP02", "title": "ok", "lane": "claimed", "holder": "ev\u202eil"},
+        {"id": "WP03", "title": "Ünïcode \x9b x", "lane": "for_review"},
+    )
+    assert printable(board_text(view, 80)).splitlines()[4:] == [
+        "WP01            WP02 ok         WP03 Ünïcode",
+        " Evil\\x1b]0;pw…  claimed         \\x9b x",
+        "                 @ev\\u202eil",
+    ]
+    assert printable(list_text(view)) == (
+        "WP01   planned     -            Evil\\x1b]0;pwned\\x07 title\n"
+        "WP02   claimed     @ev\\u202eil  ok\n"
+        "WP03   for_review  -            Ünïcode \\x9b x\n"
+    )
+    assert width_of("é\tb") == width_of("e\tb") == 3  # a tab counts the same in any text

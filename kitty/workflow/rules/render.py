@@ -6,7 +6,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from kitty.core.printable import printable
+from kitty.core.printable import TABLE, needs_escaping, printable
 
 COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Planned", ("planned",)),
@@ -34,9 +34,13 @@ def paint(text: str, code: str, colour: bool) -> str:
 
 def char_width(char: str) -> int:
     """Columns a character takes on a terminal: 0 for combining marks and zero-width
-    characters, 2 for East Asian wide/fullwidth ones (CJK, most emoji), else 1."""
-    if char < "\u0300":  # fast path: ASCII and Latin-1
-        return 1 if char >= " " else 0
+    characters, 2 for East Asian wide/fullwidth ones (CJK, most emoji), else 1. A control
+    character takes the columns of the escape it is shown as (`\\x1b`: 4, see printable)."""
+    escape = TABLE.get(ord(char))
+    if escape is not None:
+        return len(escape)
+    if char < "\u0300":  # ASCII and Latin-1 (tab and newline: 1, as in ASCII text)
+        return 1
     if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
@@ -44,7 +48,7 @@ def char_width(char: str) -> int:
 
 def width_of(text: str) -> int:
     """Display width of `text` in terminal columns."""
-    if text.isascii():
+    if text.isascii() and not needs_escaping(text):
         return len(text)
     return sum(char_width(c) for c in text)
 

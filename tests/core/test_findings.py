@@ -15,16 +15,13 @@ import pytest
 from kitty.errors import SpecError
 from kitty.workflow.rules.findings import Report, blocking, merge, render_cycle
 from kitty.workflow.rules.formats import detect, read_report
+from tests.core.findings_data import OFF_BY_ONE
 
 
 def finding(**kw: Any) -> dict[str, Any]:
     base = {
         "severity": "P2",
-        "kind": "correctness",
-        "location": "src/a.py:10",
-        "signature": "off-by-one",
-        "title": "Loop skips the last item",
-        "detail": "range(n - 1) drops index n-1",
+        **OFF_BY_ONE,
         "suggested_fix": "use range(n)",
     }
     base.update(kw)

@@ -11,16 +11,13 @@ from typing import Any
 
 from kitty.workflow.rules.findings import Report, merge
 from kitty.workflow.rules.formats import read_report
+from tests.core.findings_data import OFF_BY_ONE
 
 
 def finding(**kw: Any) -> dict[str, Any]:
     base = {
         "severity": "P2",
-        "kind": "correctness",
-        "location": "src/a.py:10",
-        "signature": "off-by-one",
-        "title": "Loop skips the last item",
-        "detail": "range(n - 1) drops index n-1",
+        **OFF_BY_ONE,
     }
     base.update(kw)
     return base

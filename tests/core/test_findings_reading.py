@@ -13,15 +13,9 @@ import pytest
 
 from kitty.errors import SpecError
 from kitty.workflow.rules.formats import parse_addon_markdown, read_report
+from tests.core.findings_data import OFF_BY_ONE
 
-KITTY_ITEM = {
-    "severity": "P1",
-    "kind": "correctness",
-    "location": "src/a.py:10",
-    "signature": "off-by-one",
-    "title": "Loop skips the last item",
-    "detail": "range(n - 1) drops index n-1",
-}
+KITTY_ITEM = {"severity": "P1", **OFF_BY_ONE}
 PERSONA_ITEM = {
     "title": "Token compared with ==",
     "severity": "P1",

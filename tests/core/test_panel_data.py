@@ -31,6 +31,7 @@ from kitty.panel.rules.data import (
 )
 from kitty.workflow.rules.findings import Finding, merge
 from kitty.workflow.rules.formats import read_report
+from tests.core.findings_data import OFF_BY_ONE
 
 ENTRY = Entry("security", "codex", "security", "diff", ["a.py"])
 OPTION_SHAPE = '(each option is {"label": "...", "description": "..."})'
@@ -40,11 +41,7 @@ def findings(*changes: dict[str, Any]) -> list[Finding]:
     """Merged findings (RC1-1, RC1-2, ...) from correctness@claude, one per change."""
     base = {
         "severity": "P1",
-        "kind": "correctness",
-        "location": "src/a.py:10",
-        "signature": "off-by-one",
-        "title": "Loop skips the last item",
-        "detail": "range(n - 1) drops index n-1",
+        **OFF_BY_ONE,
         "suggested_fix": "use range(n)",
         "first_evidence": "for i in range(n - 1):",
     }

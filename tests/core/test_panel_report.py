@@ -25,6 +25,7 @@ from kitty.panel.rules.report import (
 )
 from kitty.workflow.rules.findings import Finding, Merged, merge
 from kitty.workflow.rules.formats import read_report
+from tests.core.findings_data import OFF_BY_ONE
 
 MISSION = "demo-01ABCDEF"
 NO_VERIFICATION = {
@@ -39,11 +40,7 @@ NO_VERIFICATION = {
 def item(**kw: Any) -> dict[str, Any]:
     base = {
         "severity": "P1",
-        "kind": "correctness",
-        "location": "src/a.py:10",
-        "signature": "off-by-one",
-        "title": "Loop skips the last item",
-        "detail": "range(n - 1) drops index n-1",
+        **OFF_BY_ONE,
         "confidence": 75,
         "first_evidence": "for i in range(n - 1):",
     }

@@ -53,16 +53,13 @@ from kitty.panel.rules.rounds import (
 )
 from kitty.workflow.rules.findings import Finding, Merged, Report, blocking, merge
 from kitty.workflow.rules.formats import read_report
+from tests.core.findings_data import OFF_BY_ONE
 
 
 def item(**kw: Any) -> dict[str, Any]:
     base = {
         "severity": "P1",
-        "kind": "correctness",
-        "location": "src/a.py:10",
-        "signature": "off-by-one",
-        "title": "Loop skips the last item",
-        "detail": "range(n - 1) drops index n-1",
+        **OFF_BY_ONE,
         "confidence": 75,
         "first_evidence": "for i in range(n - 1):",
     }

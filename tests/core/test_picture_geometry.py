@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kitty.web.rules import flow, svg
+from tests.core.test_svg import crossings
 
 S = 1_000_000  # microseconds per second
 NS = "{http://www.w3.org/2000/svg}"
@@ -754,14 +755,3 @@ def test_the_sweeps_back_up_remove_crossings_every_column_needs(
     dependents: drawn without a single crossing."""
     edges = [(d, node) for node, ds in deps.items() for d in ds]
     assert crossings(svg.layered_layout(order, deps, {}), edges) == 0
-
-
-def crossings(layout: svg.Layout, edges: list[tuple[str, str]]) -> int:
-    pos = layout.positions
-    count = 0
-    for i, (a, b) in enumerate(edges):
-        for c, d in edges[i + 1 :]:
-            same_layers = pos[a][0] == pos[c][0] and pos[b][0] == pos[d][0]
-            if same_layers and (pos[a][1] - pos[c][1]) * (pos[b][1] - pos[d][1]) < 0:
-                count += 1
-    return count

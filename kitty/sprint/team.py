@@ -128,7 +128,8 @@ class RemoteSprint(Sprint):
         return mission_branch(self.mission())
 
     def fetch_branches(self) -> None:
-        """Fetch the mission's branches and fast-forward the local ones (never rewinds)."""
+        """Fetch the mission's branches and fast-forward the local ones (never rewinds); one
+        that cannot move (uncommitted work in its worktree) is left as it is, with a notice."""
         prefix = self.branch_prefix()
         tracking = f"refs/kitty/remotes/{self.remote}/branches/"
         code, _, err = self.git.status(
@@ -151,9 +152,17 @@ class RemoteSprint(Sprint):
             elif self.git.ok("merge-base", "--is-ancestor", local, theirs):
                 where = checked_out.get(branch)
                 if where is not None:
-                    Git(where).run("merge", "--ff-only", "--quiet", theirs)
+                    code, _, err = Git(where).status("merge", "--ff-only", "--quiet", theirs)
                 else:
-                    self.git.run("update-ref", f"refs/heads/{branch}", theirs, local)
+                    code, _, err = self.git.status(
+                        "update-ref", f"refs/heads/{branch}", theirs, local
+                    )
+                if code != 0:  # uncommitted work in its worktree, a commit landed meanwhile
+                    why = " ".join(err.split())
+                    message = (
+                        f"lane branch {branch} left as it is: {why} (the next fetch tries again)"
+                    )
+                    self.emit({"event": "notice", "message": message})
 
     def _worktrees(self) -> dict[str, Path]:
         found: dict[str, Path] = {}

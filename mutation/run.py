@@ -12,8 +12,8 @@ score.
     python mutation/run.py transitions moves # only modules whose path contains a word
     python mutation/run.py --table           # the table of the last run, nothing re-run
     python mutation/run.py --show            # also print the diff of every survivor
-    python mutation/run.py --survivors sync  # re-test only the last run's survivors with
-                                             # today's tests (minutes: after adding tests)
+    python mutation/run.py --survivors sync  # re-test only the last run's survivors (and
+                                             # equivalents a test killed) with today's tests
 
 Exit status: 1 when the mutants of the pure rules (kitty/core and every rules/ package)
 are killed below --min-core percent (default 90), when a module with a `min` in
@@ -60,6 +60,7 @@ class Score:
     equivalent: list[str] = field(default_factory=list)
     other: list[str] = field(default_factory=list)
     pending: int = 0  # not run yet (an interrupted run): left out of the score
+    stale: list[str] = field(default_factory=list)  # listed as equivalent, yet killed
 
     @property
     def counted(self) -> int:
@@ -172,7 +173,10 @@ def rerun_survivors(module: str, tests: list[str], equivalent: dict[str, str]) -
     if (work / module).read_bytes() != (ROOT / module).read_bytes():
         print(f"  {module} changed since its last run: run it whole", file=sys.stderr)
         return False
-    names = [n.split(" ", 1)[0] for n in last.survived + last.no_tests + last.other]
+    # and the mutants listed as equivalent that a test killed: a stale entry, or a kill
+    # that was only recorded (a restored verdict): today's tests decide
+    unsettled = last.survived + last.no_tests + last.other + last.stale
+    names = [n.split(" ", 1)[0] for n in unsettled]
     if not names:
         return True
     shutil.rmtree(work / "tests")
@@ -225,7 +229,10 @@ def score(module: str, equivalent: dict[str, str]) -> Score | None:
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
     result = Score(module)
     for name, code in sorted(codes.items()):
-        if name in equivalent:
+        if name in equivalent and code in KILLED:
+            result.killed += 1  # a test kills it: the entry is stale (renumbered) or wrong
+            result.stale.append(name)
+        elif name in equivalent:
             result.equivalent.append(name)
         elif code is None:
             result.pending += 1
@@ -314,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         lost = s.survived + s.no_tests + s.other
         if s.pending:
             print(f"\n{s.module}: {s.pending} mutants not run yet (interrupted?)")
+        if s.stale:
+            print(
+                f"\n{s.module}: listed in equivalent.toml but killed by a test (counted as"
+                f" killed; the entry is stale or wrong): {', '.join(s.stale)}"
+            )
         if lost and args.show:
             print(f"\nnot killed in {s.module}:\n")
             show(s.survived + s.no_tests, s.module)

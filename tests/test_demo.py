@@ -9,8 +9,9 @@ from pathlib import Path
 
 
 def test_demo_sprint_rejects_once_then_merges(tmp_path: Path) -> None:
+    parent = tmp_path / "not" / "there yet"  # made for the demo
     done = subprocess.run(
-        [sys.executable, "-m", "kitty", "demo", "--dir", str(tmp_path), "--json"],
+        [sys.executable, "-m", "kitty", "demo", "--dir", str(parent), "--json"],
         capture_output=True,
         text=True,
         timeout=180,
@@ -24,7 +25,7 @@ def test_demo_sprint_rejects_once_then_merges(tmp_path: Path) -> None:
     assert len(rows) == 8 and {r["lane"] for r in rows.values()} == {"done"}
     assert rows["WP03"]["review_cycles"] == 1
     assert sum(r["review_cycles"] for r in rows.values()) == 1
-    repo = next(tmp_path.glob("kitty-demo-*"))
+    repo = next(parent.glob("kitty-demo-*"))
     assert (repo / "src" / "shop" / "catalog.py").read_text().count("# WP0") == 2  # WP01 + WP06
     assert (repo / "docs" / "wp08.md").is_file()
     log = subprocess.run(
@@ -59,3 +60,18 @@ def test_the_try_line_runs_as_printed_in_a_new_shell(tmp_path: Path) -> None:
     )
     assert shell.returncode == 0, line + "\n" + shell.stdout[-2000:] + shell.stderr
     assert "WP03" in shell.stdout
+
+
+def test_a_demo_folder_that_cannot_be_made_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-m", "kitty", "demo", "--dir", str(tmp_path / "a-file" / "sub")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: cannot create the demo's folder {tmp_path / 'a-file' / 'sub'}: Not a directory",
+        "hint: pass --dir a folder you can write to, or leave it out (the temp dir)",
+    ]

@@ -13,7 +13,7 @@ from kitty.output import terminal_width, use_colour
     "parent",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="Create the demo repository under DIR (default: the temp dir).",
+    help="Create the demo repository under DIR, made if missing (default: the temp dir).",
 )
 @click.option("--parallel", default=3, show_default=True, help="Simulated agents at once.")
 @click.option("--json", "as_json", is_flag=True, help="Print sprint events as JSON lines.")
@@ -40,6 +40,16 @@ def demo(parent: str | None, parallel: int, as_json: bool) -> int:
     from kitty.workflow.board import status_view
     from kitty.workflow.rules.render import board_text
 
+    if parent:
+        try:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            from kitty.errors import UsageError
+
+            raise UsageError(
+                f"cannot create the demo's folder {parent}: {exc.strerror}",
+                "pass --dir a folder you can write to, or leave it out (the temp dir)",
+            ) from None
     repo, slug = create_sample_repo(Path(parent) if parent else None)
     if not as_json:
         click.echo(f"demo repository: {repo}\n")

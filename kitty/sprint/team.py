@@ -29,6 +29,7 @@ from kitty.adapters import eventlog
 from kitty.adapters.git import Git
 from kitty.core import lanes
 from kitty.core.log.state import Board
+from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import (
     existing_workspace,
@@ -89,7 +90,11 @@ class RemoteSprint(Sprint):
             self.emit({"event": "lost_claim", "wp_id": wp_id, "role": role, "agent": agent})
             return False
         if role != IMPLEMENT:
-            self.checkout_for_review(wp_id)
+            try:
+                self.checkout_for_review(wp_id)
+            except KittyError as exc:  # e.g. its lane branch is checked out in the main clone
+                self.fail_to_start(self.mission(), wp_id, role, agent, exc)
+                return True
         started = super().start(self.mission(), wp_id, role, agent)
         self.publish(force=True)
         return started
@@ -226,7 +231,6 @@ class RemoteSprint(Sprint):
 
     def after_finish(self, result: dict[str, Any]) -> None:
         """Publish the done events and push the merged target branch."""
-        from kitty.errors import KittyError
         from kitty.teams.sync import sync
 
         self.publish(force=True)

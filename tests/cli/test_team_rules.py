@@ -745,8 +745,11 @@ def test_a_fetch_stopped_by_a_stale_lock_is_one_notice_with_gits_reason(
 
 
 def test_a_reviewers_lane_branch_checked_out_elsewhere_fails_with_gits_reason(
-    machines: tuple[Path, RemoteSprint, RemoteSprint],
+    machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The reviewer's lane branch is checked out in the main clone: git refuses the
+    worktree. The review cannot start; the sprint reports it as any start that fails
+    (git's reason, the WP blocked with it) and goes on, never ending on the error."""
     _, east, west = machines
     ws = teamsprint.existing_workspace(east.mission(), "WP01")
     assert ws.branch is not None
@@ -758,6 +761,22 @@ def test_a_reviewers_lane_branch_checked_out_elsewhere_fails_with_gits_reason(
         west.checkout_for_review("WP01")
     assert failed.value.message.startswith("git worktree failed: fatal: "), failed.value.message
     assert ws.branch in failed.value.message
+    mission = on(west, monkeypatch).mission()
+    st = mission.board.get("WP01")
+    st.lane = lanes.FOR_REVIEW
+    st.scalars["base_commit"] = git(west.repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setattr(RemoteSprint, "claim", lambda self, m, w, r, a: True)
+    failures: list[tuple[str, str, str, str]] = []
+
+    def fail_to_start(self: Any, m: Mission, w: str, r: str, a: str, exc: Exception) -> None:
+        failures.append((w, r, a, getattr(exc, "message", "")))
+
+    monkeypatch.setattr(RemoteSprint, "fail_to_start", fail_to_start)
+    monkeypatch.setattr(teamsprint.Sprint, "start", lambda *a: pytest.fail("agent started"))
+    assert west.start(mission, "WP01", REVIEW, "codex") is True
+    [(wp, role, agent, message)] = failures
+    assert (wp, role, agent) == ("WP01", REVIEW, "codex")
+    assert message.startswith("git worktree failed: fatal: ") and ws.branch in message
 
 
 def test_finishing_never_reads_the_terminal(

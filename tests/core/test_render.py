@@ -238,9 +238,9 @@ Conflict WP09: two claims
 
 
 def _lines(text: str) -> list[str]:
-    """The board rows exactly; the parked lines below them without their indentation."""
-    lines = text.splitlines()
-    return lines[:11] + [line.strip() for line in lines[11:]]
+    """The board's lines exactly, indentation included (a `resolve:` line stands under its
+    conflict, two columns in)."""
+    return text.splitlines()
 
 
 def test_golden_board_80_columns() -> None:

@@ -69,7 +69,7 @@ Lease WP03: gemini on box-2 until
 Lease WP09: claude on laptop until
   2026-01-02T11:00:00Z
 Conflict WP09: two claims
-resolve: kitty resolve WP09 --keep A
+  resolve: kitty resolve WP09 --keep A
 """
 
 

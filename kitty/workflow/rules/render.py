@@ -218,7 +218,9 @@ def board_text(
         legend = f"{CRITICAL_MARK} critical path: " + " → ".join(view["critical_path"])
         out.extend(printable(line) for line in wrap(legend, width, indent="  "))
     for line in _parked(view, wps):
-        for piece in wrap(line, width, indent="  "):
+        lead = line[: len(line) - len(line.lstrip(" "))]  # a `resolve:` line keeps its indent
+        for piece in wrap(line, width - len(lead), indent="  "):
+            piece = lead + piece
             out.append(paint(piece, "31", colour))
     return "\n".join(out) + "\n"
 

@@ -350,3 +350,12 @@ def test_pack_keeps_items_whole_and_clips_only_past_the_last_line() -> None:
     assert pack(["ab", "cd", "ef"], 2, 2) == ["ab", "c…"]
     assert pack(["a-very-long-item"], 6, 2) == ["a-ver…"]
     assert pack([], 10, 2) == []
+
+
+def test_a_long_resolve_line_wraps_inside_the_board_under_its_conflict() -> None:
+    view = golden_view()
+    view["conflicts"][0]["commands"] = ["kitty resolve WP09 --keep A --note " + "why " * 12]
+    lines = board_text(view, 40).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  resolve: "))
+    assert all(len(line) <= 40 for line in lines[start:])
+    assert len(lines) - start > 1 and all(line.startswith("    ") for line in lines[start + 1 :])

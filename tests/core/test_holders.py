@@ -58,6 +58,10 @@ def test_the_holder_a_forced_move_and_history_still_apply() -> None:
     assert own.wps["WP01"].lane == "in_progress" and not own.conflicts
     forced = kt("WP01", "claimed", "blocked", T0.format(3), "C", "bob", "B", force=True)
     assert board_of([*BASE, forced]).wps["WP01"].lane == "blocked"
+    # forced by someone whose clone had not seen the claim yet: still the override it says
+    unseen = kt("WP01", "claimed", "blocked", T0.format(3), "C", "bob", None, force=True)
+    board = board_of([*BASE, unseen])
+    assert board.wps["WP01"].lane == "blocked" and not board.conflicts
     history = tr("WP01", "claimed", "in_progress", T0.format(3), "C", actor="bob")
     board = board_of([*BASE, history])  # Spec Kitty's line: folded as before
     assert board.wps["WP01"].lane == "in_progress" and not board.conflicts

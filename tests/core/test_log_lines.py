@@ -77,6 +77,25 @@ def test_doctor_names_a_from_lane_that_is_not_a_string() -> None:
 # -- what replay reads of a lane transition ---------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(5, "5"), (True, "True"), (["planned"], "['planned']")],
+    ids=["n", "b", "l"],
+)
+def test_a_from_lane_that_is_not_a_string_is_named_as_written_in_its_conflict(
+    value: Any, shown: str
+) -> None:
+    """Such a move is never applied (no lane is a number or a list); the conflict names
+    the from_lane the line holds, so the user can find it."""
+    move = json.loads(tr("WP01", "planned", "claimed", T0.format(2), "B", actor="alice"))
+    move.update(from_lane=value, kitty_after="A")
+    board = board_of([tr("WP01", "genesis", "planned", T0.format(1), "A"), json.dumps(move)])
+    assert board.wps["WP01"].lane == "planned"
+    assert [c.message for c in board.conflicts] == [
+        f"WP01 {shown} -> claimed by alice was not applied: WP01 was already planned"
+    ]
+
+
 def test_an_optional_value_of_the_wrong_type_is_read_as_absent() -> None:
     """policy_metadata, reason, review_result and kitty_after of the wrong type: the
     board is the one of the same log without them (and replay does not crash)."""

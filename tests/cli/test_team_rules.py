@@ -766,17 +766,19 @@ def test_a_reviewers_lane_branch_checked_out_elsewhere_fails_with_gits_reason(
     st.lane = lanes.FOR_REVIEW
     st.scalars["base_commit"] = git(west.repo, "rev-parse", "HEAD").strip()
     monkeypatch.setattr(RemoteSprint, "claim", lambda self, m, w, r, a: True)
-    failures: list[tuple[str, str, str, str]] = []
-
-    def fail_to_start(self: Any, m: Mission, w: str, r: str, a: str, exc: Exception) -> None:
-        failures.append((w, r, a, getattr(exc, "message", "")))
-
-    monkeypatch.setattr(RemoteSprint, "fail_to_start", fail_to_start)
     monkeypatch.setattr(teamsprint.Sprint, "start", lambda *a: pytest.fail("agent started"))
     assert west.start(mission, "WP01", REVIEW, "codex") is True
-    [(wp, role, agent, message)] = failures
-    assert (wp, role, agent) == ("WP01", REVIEW, "codex")
-    assert message.startswith("git worktree failed: fatal: ") and ws.branch in message
+    error = next(n for n in west.__dict__["notes"] if n["event"] == "error")
+    assert (error["wp_id"], error["role"], error["agent"]) == ("WP01", REVIEW, "codex")
+    assert (
+        error["message"].startswith("git worktree failed: fatal: ")
+        and ws.branch in error["message"]
+    )
+    after = west.mission().board.get("WP01")
+    assert after.lane == lanes.BLOCKED
+    assert after.last_reason is not None and after.last_reason.startswith(
+        "sprint could not start review by codex: git worktree failed: fatal: "
+    )
 
 
 def test_finishing_never_reads_the_terminal(

@@ -53,7 +53,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check kitty tests benchmarks mutation
 	$(BIN)/mypy
 
-mutation: $(STAMP)  ## mutation score of kitty/core, the write path, security, team and cache code (~1 h; MODULES=word picks some)
+mutation: $(STAMP)  ## mutation score of the pure rules (kitty/core, every rules/ package), the write path, security, team and cache code (hours; MODULES=word picks some, minutes each)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,mutation]'
 	nice -n 15 $(BIN)/python mutation/run.py $(MODULES)
 

@@ -614,6 +614,15 @@ def lane_of_wp01(sprint: RemoteSprint) -> str:
     return teamsprint.lane_branch(sprint.mission(), "lane-a")
 
 
+def lane_on_both(east: RemoteSprint, west: RemoteSprint) -> str:
+    """WP01's lane branch, made on east, pushed, and fetched by west: its name."""
+    lane = lane_of_wp01(east)
+    git(east.repo, "branch", lane)
+    east.push_branches("WP01")
+    west.fetch_branches()
+    return lane
+
+
 def commit_on(repo: Path, branch: str, words: str) -> str:
     """A commit of `words` on `branch`, leaving whatever was checked out checked out."""
     where = git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip()
@@ -666,10 +675,7 @@ def test_a_lane_branch_another_machine_advanced_is_not_rewound_and_the_notice_sa
     machines: tuple[Path, RemoteSprint, RemoteSprint],
 ) -> None:
     bare, east, west = machines
-    lane = lane_of_wp01(east)
-    git(east.repo, "branch", lane)
-    east.push_branches("WP01")
-    west.fetch_branches()
+    lane = lane_on_both(east, west)
     theirs = commit_on(west.repo, lane, "west's work")
     west.push_branches("WP01")
     before = dict(east.pushed)
@@ -691,10 +697,7 @@ def test_commits_of_this_machine_on_a_lane_branch_are_never_rewound_by_a_fetch(
     machines: tuple[Path, RemoteSprint, RemoteSprint],
 ) -> None:
     _, east, west = machines
-    lane = lane_of_wp01(east)
-    git(east.repo, "branch", lane)
-    east.push_branches("WP01")
-    west.fetch_branches()
+    lane = lane_on_both(east, west)
     mine = commit_on(west.repo, lane, "west's work, not pushed yet")
     west.fetch_branches()  # the remote is behind west
     assert git(west.repo, "rev-parse", lane).strip() == mine
@@ -854,10 +857,7 @@ def test_a_checked_out_lane_branch_gets_the_pushed_commits_even_where_git_merges
     machines: tuple[Path, RemoteSprint, RemoteSprint],
 ) -> None:
     _, east, west = machines
-    lane = lane_of_wp01(east)
-    git(east.repo, "branch", lane)
-    east.push_branches("WP01")
-    west.fetch_branches()
+    lane = lane_on_both(east, west)
     worktree = west.repo.parent / "west-lane"
     git(west.repo, "worktree", "add", "-q", str(worktree), lane)
     git(west.repo, "config", "merge.ff", "false")  # the user's own habit
@@ -871,10 +871,7 @@ def test_a_commit_that_lands_on_a_lane_branch_during_the_fetch_is_never_lost(
     machines: tuple[Path, RemoteSprint, RemoteSprint], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, east, west = machines
-    lane = lane_of_wp01(east)
-    git(east.repo, "branch", lane)
-    east.push_branches("WP01")
-    west.fetch_branches()
+    lane = lane_on_both(east, west)
     commit_on(east.repo, lane, "east's work")
     east.push_branches("WP01")
     landed: list[str] = []
@@ -902,10 +899,7 @@ def test_a_checked_out_lane_with_uncommitted_changes_is_left_alone_with_a_notice
     naming the lane and git's reason, the user's change stays, and once the worktree is
     clean the next fetch brings the commits in."""
     _, east, west = machines
-    lane = lane_of_wp01(east)
-    git(east.repo, "branch", lane)
-    east.push_branches("WP01")
-    west.fetch_branches()
+    lane = lane_on_both(east, west)
     worktree = west.repo.parent / "west-lane"
     git(west.repo, "worktree", "add", "-q", str(worktree), lane)
     before = git(worktree, "rev-parse", "HEAD").strip()

@@ -219,9 +219,10 @@ def board_text(
         out.extend(printable(line) for line in wrap(legend, width, indent="  "))
     for line in _parked(view, wps):
         lead = line[: len(line) - len(line.lstrip(" "))]  # a `resolve:` line keeps its indent
-        for piece in wrap(line, width - len(lead), indent="  "):
-            piece = lead + piece
-            out.append(paint(piece, "31", colour))
+        out.extend(
+            paint(lead + piece, "31", colour)
+            for piece in wrap(line, width - len(lead), indent="  ")
+        )
     return "\n".join(out) + "\n"
 
 

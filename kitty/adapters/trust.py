@@ -1,7 +1,8 @@
 """Trust in the commands a repository's `.kittify/config.yaml` defines.
 
 A cloned repository can define the argv templates kitty runs (`agents.commands.<name>`,
-which may even shadow a built-in agent such as `claude`, and `review.test_command`).
+which may even shadow a built-in agent such as `claude`, `review.test_command`, and the
+verification commands `verify.<name>`).
 kitty runs none of them until the user has trusted exactly those values with
 `kitty trust`: a sha256 of their canonical JSON, keyed by the repository's absolute
 path, kept OUTSIDE the repository in `$XDG_CONFIG_HOME/kitty/trust.json` (else
@@ -45,6 +46,12 @@ def repo_commands(raw: Mapping[str, Any]) -> dict[str, Any]:
     review = raw.get("review")
     if isinstance(review, Mapping) and review.get("test_command") is not None:
         found["review.test_command"] = review["test_command"]
+    verify = raw.get("verify")
+    if isinstance(verify, Mapping):
+        for name, value in verify.items():
+            found[f"verify.{name}"] = value
+    elif verify is not None:
+        found["verify"] = verify
     return dict(sorted(found.items()))
 
 

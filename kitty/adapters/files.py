@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
+from kitty.core.printable import utf8
 from kitty.errors import EnvironmentProblem, SpecError, UsageError
 
 _UMASK: list[int] = []
@@ -70,7 +71,7 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     try:
         os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            handle.write(utf8(text) if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from kitty.core.printable import printable
+from kitty.core.printable import printable, utf8
 from kitty.errors import KittyError, UsageError
 from kitty.mission.workspace import Mission
 from kitty.web import board as webboard
@@ -79,7 +79,7 @@ class Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, ctype: str, body: str, extra: dict[str, str] | None = None
     ) -> None:
-        data = body.encode("utf-8")
+        data = utf8(body)
         self._headers(status, ctype, len(data), extra or {})
         if self.command != "HEAD":
             self.wfile.write(data)

@@ -69,11 +69,27 @@ def write_link_problems(mission: Mission) -> list[str]:
                 f"security: {problem}: kitty refuses to create files through it "
                 "(replace the link with a real directory, e.g. `git rm` it)"
             )
+        elif path.name == "prompts":  # a prompt file linked elsewhere is refused too
+            found += _linked_entries(path)
     for name in (ALWAYS, *WHEN_PRESENT):
         try:
             contain.check_link_inside(project.root / name, project.root, (project.git_common_dir,))
         except UnsafePath as exc:
             found.append(f"security: {render_problem(exc)}")
+    return found
+
+
+def _linked_entries(folder: Path) -> list[str]:
+    """The symbolic links inside a real `folder` (a prompt file linked elsewhere)."""
+    found = []
+    for top, dirs, files in os.walk(folder):  # never follows a linked directory
+        for name in sorted([*dirs, *files]):
+            path = Path(top, name)
+            if path.is_symlink():
+                found.append(
+                    f"security: {path}, a symbolic link (to {os.readlink(path)}): kitty "
+                    "refuses to write through it (delete the link, e.g. `git rm` it)"
+                )
     return found
 
 

@@ -47,7 +47,7 @@ def _serve_option(
     "--max-connections",
     click.IntRange(1, 10000),
     128,
-    "open connections at once (streams included); more get a 503.",
+    "connections served at once (event streams have their own cap of 128); more get a 503.",
 )
 @_serve_option(
     "--idle-timeout",

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         quiet: bool
         idle_timeout: float
         server_port: int
+        max_streams: int
 
 
 #: What a client going away looks like (normal: a tab closed, a laptop slept).
@@ -214,6 +215,14 @@ class Handler(BaseHTTPRequestHandler):
         hub = self.board.hub
         slug = hub.resolve(name)
         seen = (query.get("since") or [""])[0]
+        if len(self.board.streams) >= self.board.max_streams:
+            self._send(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "text/plain; charset=utf-8",
+                "too many event streams open on the board; close a tab or try again\n",
+                {"Retry-After": "2"},
+            )
+            return
         self._headers(200, "text/event-stream; charset=utf-8", None, {"Connection": "keep-alive"})
         self.close_connection = True
         self.wfile.write(b"retry: 1000\n\n")

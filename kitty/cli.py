@@ -22,6 +22,9 @@ def run(group: click.Group, args: list[str], prog_name: str = "kitty") -> int:
     in `kitty.exits`, which the click-free fast path shares)."""
     as_json = "--json" in args
     try:
+        from kitty.core.limits import check_arguments
+
+        check_arguments(args)  # text UTF-8 cannot hold: refused before anything runs
         result = group.main(args=args, prog_name=prog_name, standalone_mode=False)
         return result if isinstance(result, int) else 0
     except click.exceptions.Exit as exc:

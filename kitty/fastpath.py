@@ -72,6 +72,10 @@ _COMMANDS: dict[tuple[str, ...], tuple[Any, ...]] = {
 def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
     """(command words, directory, options) for a plain command line of a hot command,
     else None."""
+    from kitty.core.printable import encodable
+
+    if not all(map(encodable, argv)):
+        return None  # the full CLI refuses it, naming the option
     args = list(argv)
     directory = None
     if args[:1] == ["-C"] and len(args) >= 2:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
+from kitty.core.printable import utf8
 from kitty.errors import EnvironmentProblem, SpecError, UsageError
 
 _UMASK: list[int] = []
@@ -70,7 +71,7 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     try:
         os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            handle.write(utf8(text) if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -107,6 +108,10 @@ def read_text(path: Path, display: str) -> str | None:
         raise SpecError(display, None, "not UTF-8 text", "re-save it as UTF-8") from None
 
 
+#: Top-level directories of the kernel's pseudo-files (their entries stat as regular).
+_PSEUDO = frozenset({"proc", "sys", "dev"})
+
+
 def read_user_file(
     path: Path,
     what: str,
@@ -121,6 +126,12 @@ def read_user_file(
     inside one of those directories after resolving symlinks. Raises UsageError.
     """
     real = Path(os.path.realpath(path))
+    if real.parts[1:2] and real.parts[1] in _PSEUDO:
+        raise UsageError(
+            f"{what} {path} is not a regular file (it is under /{real.parts[1]}, the "
+            "kernel's files, whatever --force says)",
+            "write the content into a file and pass that file",
+        )
     if allowed is not None:
         roots = [Path(os.path.realpath(a)) for a in allowed]
         if not any(real == r or r in real.parents for r in roots):
@@ -152,6 +163,12 @@ def read_user_file(
             data += chunk
         if info.st_size > max_bytes or len(data) > max_bytes:
             raise UsageError(f"{what} {path} is larger than {max_bytes} bytes", limit_hint)
+        if len(data) > info.st_size:  # a pseudo-file (procfs, sysfs) claims a size of 0
+            raise UsageError(
+                f"{what} {path} is not a regular file (a kernel pseudo-file: its size is "
+                f"{info.st_size} but it reads {len(data)} bytes)",
+                "write the content into a file and pass that file",
+            )
         return data
     finally:
         os.close(fd)

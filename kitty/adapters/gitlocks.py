@@ -72,6 +72,17 @@ def git_running(places: list[Path]) -> bool | None:
     return False
 
 
+def wait_for_git(places: list[Path], seconds: float = 2.0) -> bool:
+    """Whether no git process works in `places` within `seconds` (a git killed with its
+    kitty can take a moment to exit)."""
+    deadline = time.monotonic() + seconds
+    while git_running(places):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def stale_locks(
     common_dir: Path, places: list[Path], min_age: float = STALE_AFTER, now: float | None = None
 ) -> list[Path]:

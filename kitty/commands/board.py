@@ -47,7 +47,7 @@ def _serve_option(
     "--max-connections",
     click.IntRange(1, 10000),
     128,
-    "open connections at once (streams included); more get a 503.",
+    "connections served at once (event streams have their own cap of 128); more get a 503.",
 )
 @_serve_option(
     "--idle-timeout",
@@ -125,6 +125,7 @@ def _html(ctx: click.Context, mission: str | None, html_file: Path, as_json: boo
     """--html: the board, graph and charts as one self-contained file (or stdout)."""
     from kitty.adapters.eventlog import now_us
     from kitty.adapters.files import atomic_write
+    from kitty.core.printable import utf8
     from kitty.web.board import board_model, render_page
 
     opened = open_mission(ctx, mission)
@@ -132,14 +133,16 @@ def _html(ctx: click.Context, mission: str | None, html_file: Path, as_json: boo
     warn(model["warnings"])
     page = render_page(model, live=False)
     if str(html_file) == "-":
-        sys.stdout.write(page)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(utf8(page))
+        sys.stdout.flush()
         return 0
     target = html_file if html_file.is_absolute() else cwd(ctx) / html_file
     atomic_write(target, page)
     result = {
         "mission": opened.slug,
         "html": str(target),
-        "bytes": len(page.encode("utf-8")),
+        "bytes": len(utf8(page)),
         "work_packages": len(model["work_packages"]),
     }
     emit(

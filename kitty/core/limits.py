@@ -12,6 +12,10 @@ The log is in every clone forever, so what goes into a new line is bounded:
 * a **note** or **title** is at most `limits.max_text_bytes` of UTF-8 (16 KiB unless
   `.kittify/config.yaml` says otherwise).
 
+* any **text** at all (every CLI argument, every MCP tool argument, so every note, title,
+  objective and name) is text UTF-8 can hold: no lone surrogate, which is what Python
+  makes of bytes that are not UTF-8 on a command line (`check_encodable`).
+
 A refusal is a UsageError (exit 2) raised before anything is written. Reading never
 applies these limits: old history with long notes or odd actors still reads.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kitty.core.printable import encodable
 from kitty.errors import UsageError
 
 MAX_AGENT_CHARS = 64
@@ -58,6 +63,34 @@ def check_agent(name: str, source: str = "the agent") -> str:
         f"use at most {MAX_AGENT_CHARS} letters, digits, spaces or . _ @ : + - / ( ), "
         "e.g. claude or claude:opus:reviewer",
     )
+
+
+def check_encodable(text: str, what: str) -> str:
+    """`text` when UTF-8 can hold it; else a UsageError naming `what` (an option, a tool
+    argument) and where the bad character is."""
+    if encodable(text):
+        return text
+    at = next(i for i, char in enumerate(text) if 0xD800 <= ord(char) < 0xE000)
+    raise UsageError(
+        f"{what} is not valid UTF-8 text: character {at + 1} of {_shown(text)} is "
+        f"{text[at]!r} (a lone surrogate or an undecodable byte)",
+        "pass it as UTF-8 text (check the terminal's or the script's encoding); "
+        "nothing was written",
+    )
+
+
+def check_arguments(args: list[str]) -> None:
+    """Refuse a command line holding text UTF-8 cannot hold, naming its option."""
+    for index, arg in enumerate(args):
+        if encodable(arg):
+            continue
+        if arg.startswith("--") and "=" in arg:
+            what = arg.split("=", 1)[0]
+        elif index and args[index - 1].startswith("-"):
+            what = args[index - 1]
+        else:
+            what = f"argument {index + 1}"
+        check_encodable(arg, what)
 
 
 def check_text(text: str | None, what: str, max_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> None:

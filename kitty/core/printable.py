@@ -8,6 +8,11 @@ newline), DEL, C1 controls and the Unicode bidirectional overrides/isolates beco
 visible escapes (`\\x1b`, `\\u202e`). JSON output is never changed (json.dumps escapes
 C0 and DEL itself; the data stays exact).
 
+A lone surrogate (U+D800-U+DFFF: `"\\ud800"` in a teammate's JSON line, or an undecodable
+byte Python carries as one) is text UTF-8 cannot hold: kitty refuses it on input
+(kitty.core.limits.check_encodable) and, read from old files, shows it as the escape
+`\\ud800` (`printable`, `utf8`); in JSON output that escape is the same value.
+
 No imports: `kitty.output` uses it on every command.
 """
 
@@ -19,10 +24,36 @@ _CODES = [
     *range(0x80, 0xA0),
     *range(0x202A, 0x202F),  # LRE RLE PDF LRO RLO
     *range(0x2066, 0x206A),  # LRI RLI FSI PDI
+    *range(0xD800, 0xE000),  # lone surrogates: no UTF-8 can hold them
 ]
 #: str.translate table: each control character -> its visible escape.
 TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CODES}
 _FIRST = frozenset(chr(c) for c in _CODES)
+
+
+#: str.translate table: each lone surrogate -> its escape (`\\ud800`), the same six ASCII
+#: characters in a JSON string (the same value) and in text (a visible escape).
+SURROGATES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
+
+
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can hold `text` (no lone surrogate in it)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8, each lone surrogate written as its escape `\\udXXX` (what every
+    file and stream kitty writes goes through: old data never makes a write fail)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.translate(SURROGATES).encode("utf-8")
 
 
 def needs_escaping(text: str) -> bool:

@@ -97,6 +97,7 @@ class Tool:
         for name, value in given.items():
             if value is None:
                 continue
+            _check_encodable(name, value)
             schema = self.params[name]
             kind = schema["type"]
             good = {
@@ -114,6 +115,15 @@ class Tool:
                 )
             out[name] = value
         return out
+
+
+def _check_encodable(name: str, value: Any) -> None:
+    """Refuse a string (or a list's string) UTF-8 cannot hold, naming the argument."""
+    from kitty.core.limits import check_encodable
+
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, str):
+            check_encodable(item, name)
 
 
 TOOLS: tuple[Tool, ...] = (

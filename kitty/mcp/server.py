@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from kitty.core.printable import encodable
 from kitty.mcp.catalog import TOOLS, Tool
 
 INSTRUCTIONS = (
@@ -54,10 +55,12 @@ class Server:
         for raw in iter(reader.readline, b""):
             try:
                 answer = self.handle(raw)
+                line = None if answer is None else wire(answer)
             except Exception as exc:  # a bug outside a tool call: logged, and the session goes on
-                answer = _error(None, -32603, f"Internal error (details in {crash_log(exc)})")
-            if answer is not None:
-                writer.write(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
+                message = f"Internal error (details in {crash_log(exc)})"
+                line = wire(_error(_request_id(raw), -32603, message))
+            if line is not None:
+                writer.write(line)
                 writer.flush()
 
     def handle(self, raw: bytes) -> dict[str, Any] | None:
@@ -127,11 +130,38 @@ class Server:
             }
             doc, failed = {"schema": SCHEMA, "error": problem}, True
         text = json.dumps(doc, sort_keys=True, ensure_ascii=False)
+        if not encodable(text):  # old data holding a lone surrogate: shown as its escape
+            doc = json.loads(text.translate(_SHOWN))
+            text = json.dumps(doc, sort_keys=True, ensure_ascii=False)
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": doc,
             "isError": failed,
         }
+
+
+#: A lone surrogate inside a JSON string -> the escaped backslash and `udXXX`: the value
+#: holds the visible text `\\ud800`, which every JSON parser reads (the MCP SDK's refuses
+#: a lone surrogate's own escape).
+_SHOWN = {c: f"\\\\u{c:04x}" for c in range(0xD800, 0xE000)}
+
+
+def wire(answer: dict[str, Any]) -> bytes:
+    """One answer as its line of UTF-8 JSON, whatever text it holds (a lone surrogate in
+    a name the client sent back in an error becomes its visible escape)."""
+    text = json.dumps(answer, ensure_ascii=False)
+    if not encodable(text):
+        text = text.translate(_SHOWN)
+    return text.encode("utf-8") + b"\n"
+
+
+def _request_id(raw: bytes) -> Any:
+    """The id of the request on `raw`, when it can be read (else None)."""
+    try:
+        ident = json.loads(raw).get("id")
+    except Exception:
+        return None
+    return ident if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:

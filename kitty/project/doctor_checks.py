@@ -69,11 +69,27 @@ def write_link_problems(mission: Mission) -> list[str]:
                 f"security: {problem}: kitty refuses to create files through it "
                 "(replace the link with a real directory, e.g. `git rm` it)"
             )
+        elif path.name == "prompts":  # a prompt file linked elsewhere is refused too
+            found += _linked_entries(path)
     for name in (ALWAYS, *WHEN_PRESENT):
         try:
             contain.check_link_inside(project.root / name, project.root, (project.git_common_dir,))
         except UnsafePath as exc:
             found.append(f"security: {render_problem(exc)}")
+    return found
+
+
+def _linked_entries(folder: Path) -> list[str]:
+    """The symbolic links inside a real `folder` (a prompt file linked elsewhere)."""
+    found = []
+    for top, dirs, files in os.walk(folder):  # never follows a linked directory
+        for name in sorted([*dirs, *files]):
+            path = Path(top, name)
+            if path.is_symlink():
+                found.append(
+                    f"security: {path}, a symbolic link (to {os.readlink(path)}): kitty "
+                    "refuses to write through it (delete the link, e.g. `git rm` it)"
+                )
     return found
 
 
@@ -147,6 +163,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
             "`git commit`, or `git merge --abort`; kitty sync refuses to run until then)"
         )
     problems += deferredcommit.leftover_problems(project)
+    problems += killed_git_problems(mission)
     for path in gitlocks.stale_locks(common, places):
         problems.append(
             f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
@@ -155,14 +172,59 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     return problems
 
 
-def remove_stale_git_locks(mission: Mission) -> list[str]:
-    """`kitty doctor --fix`: delete the git lock files no live git process can own (none
-    runs in this repository, older than gitlocks.STALE_AFTER seconds)."""
-    from kitty.adapters import gitlocks
+def killed_git_problems(mission: Mission) -> list[str]:
+    """What a killed kitty auto-commit, git commit or git merge left in the index and the
+    work tree (kitty.adapters.gitrepair); `kitty doctor --fix` repairs each."""
+    from kitty.adapters import gitlocks, gitrepair
+    from kitty.adapters.git import Git
 
     project = mission.project
+    git = Git(project.root)
+    problems = []
+    if gitrepair.dead_committer(project.git_common_dir):
+        left = [project.rel(p) for p in gitlocks.lock_files(project.git_common_dir)]
+        problems.append(
+            f"{project.rel(project.git_common_dir / 'kitty' / gitrepair.OWNER)}: a kitty "
+            "auto-commit was killed here"
+            + (f" and left {', '.join(left)}" if left else "")
+            + " (the next kitty write removes it, or `kitty doctor --fix`)"
+        )
+    behind = gitrepair.index_behind(git)
+    if behind:
+        problems.append(
+            f"the git index holds {', '.join(behind)} one commit behind HEAD (a git commit "
+            "was killed before writing the index; every commit of it finds nothing to "
+            "commit): `kitty doctor --fix` resets them in the index to HEAD"
+        )
+    for upstream in gitrepair.upstreams(git):
+        for path in gitrepair.merge_leftovers(git, upstream):
+            problems.append(
+                f"{path}: untracked, and exactly the version the upstream commit "
+                f"{upstream[:10]} adds (left by a killed merge; every merge refuses to "
+                "overwrite it): `kitty doctor --fix` removes it"
+            )
+    return problems
+
+
+def remove_stale_git_locks(mission: Mission) -> list[str]:
+    """`kitty doctor --fix`: delete the git lock files no live git process can own (none
+    runs in this repository, older than gitlocks.STALE_AFTER seconds, or left by a kitty
+    auto-commit known killed), reset kitty's files in an index a killed commit left
+    behind HEAD, and delete the untracked files a killed merge left."""
+    from kitty.adapters import gitlocks, gitrepair
+    from kitty.adapters.git import Git
+
+    project = mission.project
+    git = Git(project.root)
     places = [project.root, project.git_common_dir, project.worktree]
+    actions = gitrepair.clear_dead_committer(git, project.git_common_dir, places) or []
     removed = gitlocks.remove(gitlocks.stale_locks(project.git_common_dir, places))
-    return [
+    actions += [
         f"removed {project.rel(p)}, a stale git lock (no git process was running)" for p in removed
     ]
+    for path in gitrepair.reset_index(git, gitrepair.index_behind(git)):
+        actions.append(f"reset {path} in the git index to HEAD (a killed commit left it behind)")
+    for upstream in gitrepair.upstreams(git):
+        for path in gitrepair.remove_files(project.root, gitrepair.merge_leftovers(git, upstream)):
+            actions.append(f"removed {path}, left untracked by a killed merge of {upstream[:10]}")
+    return actions

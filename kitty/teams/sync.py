@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from kitty.adapters import eventlog, gitlocks, layout
+from kitty.adapters import eventlog, gitlocks, gitrepair, layout
 from kitty.adapters.files import atomic_write
 from kitty.adapters.git import Git, porcelain_paths
 from kitty.errors import GitError, GuardRefused, KittyError, LockBusy
@@ -61,8 +61,11 @@ def recover(git: Git, project: layout.Project) -> bool:
     The marker (`.git/kitty-sync.json`, the pid of the sync) exists for the whole of a
     sync, so one found with a dead pid means a sync was killed: the git locks it left
     (index.lock, HEAD.lock, ref locks: any, once no live git process works in this
-    repository) are removed and a merge it started (`MERGE_HEAD`: sync refuses to start
-    during one, so it is its own) is aborted. Without a marker nothing is touched.
+    repository) are removed, a merge it started (`MERGE_HEAD`: sync refuses to start
+    during one, so it is its own) is aborted, files its merge had checked out but not
+    yet added are deleted (when exactly the upstream's), and kitty's files in an index
+    its commit left behind HEAD are reset (kitty.adapters.gitrepair). Without a marker
+    nothing is touched.
     """
     marker = git.git_path(MARKER)
     try:
@@ -81,14 +84,19 @@ def recover(git: Git, project: layout.Project) -> bool:
     if state.get("phase") == "merge" and not git.git_path("MERGE_HEAD").exists():
         # Killed before git wrote MERGE_HEAD: files the merge had checked out are put back.
         git.status("reset", "--merge", "--quiet", "HEAD")
+        upstream = state.get("upstream")
+        if isinstance(upstream, str) and git.rev(upstream):
+            gitrepair.remove_files(project.root, gitrepair.merge_leftovers(git, upstream))
+    gitrepair.reset_index(git, gitrepair.index_behind(git))
     for path, before in logs.items():
         _restore_lines(path, before)
     marker.unlink(missing_ok=True)
     return True
 
 
-def _mark(marker: Path, phase: str) -> None:
-    atomic_write(marker, json.dumps({"pid": os.getpid(), "at": time.time(), "phase": phase}))
+def _mark(marker: Path, phase: str, upstream: str | None = None) -> None:
+    state = {"pid": os.getpid(), "at": time.time(), "phase": phase, "upstream": upstream}
+    atomic_write(marker, json.dumps(state))
 
 
 def _restore_lines(path: Path, before: bytes) -> None:
@@ -241,6 +249,7 @@ def _fetch(git: Git, remote: str, branch: str) -> str | None:
 
 def _commit_own(git: Git, commits: list[str]) -> None:
     """Commit kitty's own changed files (nothing else); the new commit goes to `commits`."""
+    gitrepair.reset_index(git, gitrepair.index_behind(git))  # a killed commit's index
     dirty = _own_dirty(git)
     if dirty:
         untracked = git.run("ls-files", "--others", "-z", "--", *dirty).split("\0")
@@ -252,7 +261,10 @@ def _commit_own(git: Git, commits: list[str]) -> None:
 
 def _merge(git: Git, marker: Path, remote: str, branch: str, upstream: str) -> None:
     """Merge `upstream`; a merge that stops is aborted and refused (never left behind)."""
-    _mark(marker, "merge")
+    _mark(marker, "merge", upstream)
+    # What a merge killed mid-checkout left untracked (exactly the upstream's files) would
+    # stop this merge: it is the merge's own to write.
+    gitrepair.remove_files(git.path, gitrepair.merge_leftovers(git, upstream))
     code, out, err = git.status(
         "merge", "--no-edit", "-m", f"kitty: sync with {remote}/{branch}", upstream
     )

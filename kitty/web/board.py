@@ -20,6 +20,7 @@ from kitty import SCHEMA
 from kitty.adapters import layout
 from kitty.core.clock import format_at
 from kitty.core.log.events import Annotation, Transition, actor_tool
+from kitty.core.printable import utf8
 from kitty.core.schedule import lane_map
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
@@ -355,7 +356,7 @@ def _script_hash(page: str) -> str:
     """The CSP hash of the page's one executable inline script."""
     start = page.index("<script>\n") + len("<script>")
     end = page.index("</script>", start)
-    digest = hashlib.sha256(page[start:end].encode("utf-8")).digest()
+    digest = hashlib.sha256(utf8(page[start:end])).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from kitty.core.printable import printable
+from kitty.core.printable import printable, utf8
 from kitty.errors import KittyError, UsageError
 from kitty.mission.workspace import Mission
 from kitty.web import board as webboard
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         quiet: bool
         idle_timeout: float
         server_port: int
+        max_streams: int
 
 
 #: What a client going away looks like (normal: a tab closed, a laptop slept).
@@ -79,7 +80,7 @@ class Handler(BaseHTTPRequestHandler):
     def _send(
         self, status: int, ctype: str, body: str, extra: dict[str, str] | None = None
     ) -> None:
-        data = body.encode("utf-8")
+        data = utf8(body)
         self._headers(status, ctype, len(data), extra or {})
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -214,6 +215,14 @@ class Handler(BaseHTTPRequestHandler):
         hub = self.board.hub
         slug = hub.resolve(name)
         seen = (query.get("since") or [""])[0]
+        if len(self.board.streams) >= self.board.max_streams:
+            self._send(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "text/plain; charset=utf-8",
+                "too many event streams open on the board; close a tab or try again\n",
+                {"Retry-After": "2"},
+            )
+            return
         self._headers(200, "text/event-stream; charset=utf-8", None, {"Connection": "keep-alive"})
         self.close_connection = True
         self.wfile.write(b"retry: 1000\n\n")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import eventlog, layout
+from kitty.core.printable import utf8
 from kitty.mission.workspace import Mission
 from kitty.web import board as webboard
 
@@ -39,12 +40,12 @@ class Snapshot:
 
     @cached_property
     def board_event(self) -> bytes:
-        return f"event: board\nid: {self.version}\ndata: {self.payload}\n\n".encode()
+        return utf8(f"event: board\nid: {self.version}\ndata: {self.payload}\n\n")
 
     @cached_property
     def diff_event(self) -> bytes:
         data = webboard.page_json(self.diff or {})
-        return f"event: diff\nid: {self.version}\ndata: {data}\n\n".encode()
+        return utf8(f"event: diff\nid: {self.version}\ndata: {data}\n\n")
 
 
 @dataclass
@@ -157,7 +158,7 @@ def signature(
     text = _stats(paths)
     if with_wp_files:
         text += wp_files_signature(project, slug)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return hashlib.blake2b(utf8(text), digest_size=8).hexdigest()
 
 
 def wp_files_signature(project: layout.Project, slug: str) -> str:

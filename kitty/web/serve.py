@@ -38,8 +38,10 @@ from kitty.web.streams import Streams
 #: requests and the edits); this module binds, limits connections and serves.
 __all__ = ["BoardServer", "default_mission", "is_loopback", "make_server", "serve", "url_of"]
 
-#: Open connections at once (requests being served + event streams); more get a 503.
+#: Connections being served at once (event streams apart); more get a 503.
 MAX_CONNECTIONS = 128
+#: Event streams open at once (a tab each), capped apart from the requests; more get a 503.
+MAX_STREAMS = 128
 #: Seconds a connection may stay silent while a request is expected (then it is closed).
 IDLE_TIMEOUT_S = 10.0
 
@@ -63,8 +65,10 @@ def default_mission(root: Path, name: str | None) -> str:
 
 
 class BoardServer(ThreadingHTTPServer):
-    """One thread per request being served, at most `max_connections` connections open
-    (event streams included; they share one thread); silent sockets time out."""
+    """One thread per request being served, at most `max_connections` of them, and at
+    most `max_streams` event streams besides (they share one thread, and never lock out
+    a request: 128 open tabs leave /healthz and /api/board served); silent sockets time
+    out."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -79,6 +83,7 @@ class BoardServer(ThreadingHTTPServer):
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
         edit: bool = False,
+        max_streams: int = MAX_STREAMS,
     ):
         #: With --edit: the secret the page sends with every edit (None: read-only).
         self.edit_token = secrets.token_urlsafe(32) if edit else None
@@ -86,6 +91,7 @@ class BoardServer(ThreadingHTTPServer):
         self.allow_remote = allow_remote
         self.quiet = quiet
         self.max_connections = max_connections
+        self.max_streams = max_streams
         self.idle_timeout = idle_timeout
         self.active = 0
         self.active_lock = threading.Lock()
@@ -96,7 +102,7 @@ class BoardServer(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self.active_lock:
-            full = self.active + len(self.streams) >= self.max_connections
+            full = self.active >= self.max_connections
             if not full:
                 self.active += 1
         if full:

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from kitty.adapters import contain
 from kitty.core import lanes
 from kitty.core.decide import FIX, IMPLEMENT, REVIEW
 from kitty.core.log.state import Board, WPState
@@ -100,6 +101,7 @@ def implement(
         raise GuardRefused(
             f"cannot implement {wp_id}: {refusal}", "run `kitty next` to see what is ready for you"
         )
+    contain.check(prompt_path(mission, wp_id, "implement"))  # refused before the claim
     ws = ensure_lane_workspace(mission, wp_id)
     try:
         _claim(mission, wp_id, who, profile, model, invocation_id, ws)
@@ -269,6 +271,7 @@ def review(
     claim = _ReviewClaim(
         wp_id, who, actor, wp.subtasks, profile, allow_self_review, takeover, note, lane_print
     )
+    contain.check(prompt_path(mission, wp_id, "review"))  # before the claim, as the worktree
     made = _review_workspace(mission, wp_id)  # before the claim: a failure claims nothing
     try:
         mission.record(lambda board: _review_records(mission, board, claim))

@@ -33,7 +33,7 @@ from kitty.adapters import eventlog
 from kitty.core.log.state import as_dict
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
-from kitty.workflow.commitpaths import commit_paths, pending
+from kitty.workflow.commitpaths import commit_recorded, pending, repair_killed_commit
 
 
 def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:
@@ -65,17 +65,15 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
 
         defer(mission.project, mission.slug)
         return None
-    root = mission.project.root
     paths: list[str] = []
     try:
-        from kitty.adapters.git import Git
-
         lock = mission.project.lock_path("commit")
         with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
+            repair_killed_commit(mission.project)
             paths = pending(mission, extra)
             if not paths:
                 return None  # nothing of kitty's is pending: another writer committed it
-            return commit_paths(Git(root), paths, message)
+            return commit_recorded(mission.project, paths, message)
     except KittyError as exc:
         _warn_pending(mission, message, exc, paths)
         return None

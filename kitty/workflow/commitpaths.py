@@ -63,6 +63,30 @@ def _relative(root: Path, path: Path) -> str:
         return ":(literal)" + str(path)
 
 
+def repair_killed_commit(project: layout.Project) -> list[str]:
+    """Call under the commit lock: when the last kitty commit here was killed, remove the
+    git locks it left and repair the index (kitty.adapters.gitrepair); what was done."""
+    from kitty.adapters import gitrepair
+
+    common = project.git_common_dir
+    if not gitrepair.dead_committer(common):
+        return []
+    from kitty.adapters.git import Git
+
+    places = [project.root, common, project.worktree]
+    return gitrepair.clear_dead_committer(Git(project.root), common, places) or []
+
+
+def commit_recorded(project: layout.Project, paths: list[str], message: str | None) -> str | None:
+    """`commit_paths` in the project's main checkout with this process's pid recorded
+    for as long as it runs (what `repair_killed_commit` goes by)."""
+    from kitty.adapters import gitrepair
+    from kitty.adapters.git import Git
+
+    with gitrepair.committing(project.git_common_dir):
+        return commit_paths(Git(project.root), paths, message)
+
+
 def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
     """Commit exactly `paths` (their working-tree content), leaving other staged work
     alone; retries while another git holds the index lock. None: nothing to commit.

@@ -120,21 +120,21 @@ def _start(project: layout.Project) -> None:
 def flush(project: layout.Project) -> list[str]:
     """Commit every marked mission's pending kitty files now (one commit), under the
     commit lock; remove the marks seen before the commit. Returns the missions done."""
-    from kitty.adapters.git import Git
     from kitty.mission.workspace import Mission
-    from kitty.workflow.commitpaths import commit_paths, pending
+    from kitty.workflow.commitpaths import commit_recorded, pending, repair_killed_commit
 
     seen = marks(project)
     if not seen:
         return []
     lock = project.lock_path("commit")
     with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
+        repair_killed_commit(project)
         paths: set[str] = set()
         for slug in seen:
             if (project.root / layout.SPECS / slug).is_dir():
                 paths.update(pending(Mission(project, slug)))
         if paths:
-            commit_paths(Git(project.root), sorted(paths), None)
+            commit_recorded(project, sorted(paths), None)
     for slug, mtime in seen.items():
         mark = marks_dir(project) / slug
         try:

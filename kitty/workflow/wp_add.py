@@ -12,7 +12,7 @@ from typing import Any
 from kitty.adapters import contain, eventlog
 from kitty.adapters.files import atomic_write, read_text
 from kitty.core import placeholders
-from kitty.core.limits import check_text
+from kitty.core.limits import check_encodable, check_text
 from kitty.core.model import WorkPackage, format_wp_id, kebab, wp_id_from_filename, wp_number
 from kitty.core.wpfile import dump_front_matter, one_line, parse_wp
 from kitty.errors import UsageError
@@ -168,13 +168,7 @@ def _checked_title(mission: Mission, title: str, subtask_count: int) -> str:
         raise UsageError("--subtasks must be 0 or more", "for example --subtasks 3")
     title = title.strip()
     check_text(title, "--title", mission.config.max_text_bytes)
-    try:
-        title.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(
-            "the title is not valid text (undecodable bytes)", "pass the title as UTF-8"
-        ) from None
-    return title
+    return check_encodable(title, "--title")
 
 
 def _next_ids(mission: Mission, tasks_dir: Path, subtask_count: int) -> tuple[str, list[str]]:

@@ -78,3 +78,37 @@ def test_a_committed_runs_folder_symlink_never_receives_review_logs(
     committed(repo)
     doctor = kitty(repo, "doctor")
     assert doctor.code == 1 and ".kittify/runs" in doctor.out
+
+
+def _log_bytes(repo: Path) -> bytes:
+    return next((repo / "kitty-specs").glob("*/status.events.jsonl")).read_bytes()
+
+
+@pytest.mark.parametrize("where", ["dir", "file"])
+def test_a_symlinked_prompt_is_refused_before_the_claim(
+    repo: Path, tmp_path: Path, where: str
+) -> None:
+    """issue 35.4: `.kittify/prompts` (or the prompt file itself) linked elsewhere is
+    refused before the WP is claimed or its worktree made; doctor names it."""
+    mission = make_mission(repo, wps=WPS)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    prompts = repo / ".kittify" / "prompts"
+    if where == "dir":
+        prompts.symlink_to(outside, target_is_directory=True)
+    else:
+        (prompts / mission.name).mkdir(parents=True)
+        (prompts / mission.name / "WP01-implement.md").symlink_to(outside / "stolen.md")
+    committed(repo)
+    before = _log_bytes(repo)
+    for _ in range(2):  # a retry appends nothing either
+        run = kitty(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
+        assert run.code == 1, run.out + run.err
+        assert "prompts" in run.err and "symbolic link" in run.err and "Traceback" not in run.err
+    assert _log_bytes(repo) == before
+    assert list(outside.iterdir()) == []
+    assert not (repo / ".worktrees").exists() or not list((repo / ".worktrees").iterdir())
+    assert ok(repo, "status", "--json").json()["work_packages"][0]["lane"] == "planned"
+    doctor = kitty(repo, "doctor")
+    assert doctor.code == 1 and "security:" in doctor.out, doctor.out
+    assert ("WP01-implement.md" if where == "file" else ".kittify/prompts") in doctor.out

@@ -262,6 +262,28 @@ def test_feedback_from_a_device_or_fifo_is_refused_without_blocking(
     assert _log_lines(mission) == before
 
 
+@pytest.mark.parametrize(
+    "pseudo", ["/proc/self/environ", "/proc/self/cmdline", "/sys/devices/system/cpu/online"]
+)
+def test_feedback_from_proc_or_sys_is_refused_even_with_force(
+    repo: Path, pseudo: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc/self/environ stats as a regular file of size 0: its bytes (the environment,
+    secrets included) must never be copied into the tracked repository."""
+    if not Path(pseudo).exists():
+        pytest.skip(f"{pseudo} does not exist here")
+    monkeypatch.setenv("KITTY_TEST_SECRET", "hunter2")
+    mission = make_mission(repo, wps=WPS)
+    _to_review(repo)
+    before = _log_lines(mission)
+    run = _reject(repo, pseudo, "--force", "--note", "try anyway")
+    assert run.code == 2, run.err
+    assert "not a regular file" in run.err
+    assert _log_lines(mission) == before
+    assert not list((mission / "tasks").glob("*/review-cycle-*.md"))
+    assert "hunter2" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+
+
 def test_feedback_outside_repository_and_temp_needs_force(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

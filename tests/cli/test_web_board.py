@@ -446,12 +446,12 @@ def read_until(sock: socket.socket, marker: bytes, timeout: float = 10) -> bytes
 
 def test_connections_are_capped_and_idle_sockets_time_out(repo: Path) -> None:
     make_mission(repo, wps=WPS)
-    proc, port = start(repo, "--max-connections", "120", "--idle-timeout", "1")
+    proc, port = start(repo, "--max-connections", "20", "--idle-timeout", "1")
     socks: list[socket.socket] = []
     try:
         assert healthz(port) == 200
         baseline = threads(proc.pid)
-        # 100 event streams: all served, by one thread.
+        # 100 event streams: all served, by one thread (streams have a cap of their own).
         streams = []
         for _ in range(100):
             sock = socket.create_connection(("127.0.0.1", port))
@@ -462,7 +462,8 @@ def test_connections_are_capped_and_idle_sockets_time_out(repo: Path) -> None:
         socks += streams
         time.sleep(0.3)
         assert threads(proc.pid) <= baseline + 2, "an event stream costs no thread"
-        # 50 sockets that never send a request: 20 fit under the cap, 30 are refused.
+        # 50 sockets that never send a request: 20 fit under the cap, 30 are refused
+        # (the streams take none of its places).
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(50)]
         socks += idle
         time.sleep(0.5)
@@ -485,12 +486,48 @@ def test_connections_are_capped_and_idle_sockets_time_out(repo: Path) -> None:
             sock.close()
         time.sleep(0.8)
         assert healthz(port) == 200
-        # Closed streams free their place: 60 more connections fit under the cap.
-        more = [socket.create_connection(("127.0.0.1", port)) for _ in range(60)]
+        # Timed-out sockets free their place: 20 more connections fit under the cap.
+        more = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
         socks += more
-        assert [read_until(sock, b"\r\n\r\n", timeout=5) for sock in more] == [b""] * 60
+        assert [read_until(sock, b"\r\n\r\n", timeout=5) for sock in more] == [b""] * 20
     finally:
         for sock in socks:
+            sock.close()
+        err = finish(proc)
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.timeout(120)
+def test_event_streams_have_their_own_cap_and_never_lock_out_requests(repo: Path) -> None:
+    """issue 35.8: 128 open tabs (event streams, the default stream cap) leave /healthz
+    and /api/board served; the next stream gets a 503 until one closes."""
+    make_mission(repo, wps=WPS)
+    proc, port = start(repo)
+    streams: list[socket.socket] = []
+    try:
+        for _ in range(webserve.MAX_STREAMS):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            streams.append(sock)
+        for sock in streams:
+            assert read_until(sock, b"event: board").startswith(b"HTTP/1.1 200")
+        assert healthz(port) == 200
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/api/board")
+        assert conn.getresponse().status == 200
+        conn.close()
+        extra = socket.create_connection(("127.0.0.1", port))
+        streams.append(extra)
+        extra.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert read_until(extra, b"\r\n\r\n", timeout=5).startswith(b"HTTP/1.1 503")
+        streams.pop(0).close()
+        time.sleep(0.8)
+        again = socket.create_connection(("127.0.0.1", port))
+        streams.append(again)
+        again.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert read_until(again, b"event: board").startswith(b"HTTP/1.1 200")
+    finally:
+        for sock in streams:
             sock.close()
         err = finish(proc)
     assert "Traceback" not in err, err

@@ -1,4 +1,4 @@
-"""agent action implement/review, safe-commit, accept, merge."""
+"""agent action implement/review, safe-commit, accept, verify, merge."""
 
 from __future__ import annotations
 
@@ -246,4 +246,58 @@ def merge(
     return 0
 
 
-COMMANDS = [safe_commit, accept, merge]
+def _verify_text(result: dict[str, Any]) -> str:
+    from kitty.workflow.rules.gate import describe
+
+    word = {"passed": "passed", "flaky": "passed (flaky)", "failed": "FAILED"}[result["result"]]
+    lines = [f"{result['wp_id']}: tests {word} at {result['commit'][:10]} in {result['workspace']}"]
+    lines += [f"  {describe(c)}" for c in result["commands"]]
+    failed = [c for c in result["commands"] if not c["passed"]]
+    if failed:
+        lines += ["", failed[0].get("tail") or "", "", f"output: {failed[0]['output']}"]
+    else:
+        lines.append(f"output: {result['output']}")
+    return "\n".join(lines)
+
+
+@click.command("verify")
+@click.argument("wp_id", metavar="WP")
+@mission_option
+@agent_option
+@click.option(
+    "--gate-timeout",
+    type=click.IntRange(min=1),
+    metavar="SECONDS",
+    help="Seconds per command (default: gate.timeout in .kittify/config.yaml, else 900).",
+)
+@json_option
+@click.pass_context
+def verify(
+    ctx: click.Context,
+    wp_id: str,
+    mission: str | None,
+    agent: str | None,
+    gate_timeout: int | None,
+    as_json: bool,
+) -> int:
+    """Run the project's verification commands (verify.* in .kittify/config.yaml) in the
+    WP's lane worktree, and record the result in the mission's log.
+
+    Each command runs without a shell, with a timeout, and the gate stops at the first
+    failure; a failing command is re-run once, and one that then passes is recorded as
+    flaky. Exits 1 when the gate failed. `kitty sprint` runs the same gate after every
+    implementer's run, before the WP may be reviewed.
+
+    \b
+    Example:
+      kitty verify WP01 --mission checkout
+    """
+    from kitty.workflow.gating.gate import verify_wp
+
+    found = open_mission(ctx, mission)
+    result = verify_wp(found, found.resolve_wp(wp_id), found.actor(agent), timeout=gate_timeout)
+    emit(result, _verify_text(result), as_json)
+    return 0 if result["passed"] else 1
+
+
+COMMANDS = [safe_commit, accept, verify, merge]

@@ -38,12 +38,16 @@ def config(extra: str = "") -> str:
 
 
 def project(
-    repo: Path, wps: int = 2, extra: str = "", deps: dict[str, list[str]] | None = None
+    repo: Path,
+    wps: int = 2,
+    extra: str = "",
+    deps: dict[str, list[str]] | None = None,
+    suite: str = SUITE,
 ) -> Path:
     """The mission (WP01..WPnn, one owned file each) on a repo with the suite, committed
     and trusted."""
     (repo / "checks").mkdir()
-    (repo / "checks" / "test_suite.py").write_text(SUITE)
+    (repo / "checks" / "test_suite.py").write_text(suite)
     (repo / "src").mkdir()
     (repo / "src" / "base.txt").write_text("base\n")
     (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")

@@ -155,3 +155,35 @@ def passed_text(scalars: Mapping[str, Any]) -> str | None:
         f"{scalars.get('gate_commit')}{flaky if scalars.get('gate') == FLAKY else ''}: "
         f"{scalars.get('gate_summary')}. Review that commit's tree."
     )
+
+
+#: What a sprint does after a gate (`after_gate`).
+REVIEW, FIX, ESCALATE = "review", "fix", "escalate"
+
+
+def after_gate(result: str, failures: int, cap: int) -> str:
+    """REVIEW (the gate passed, flaky or not), FIX (back to the implementer, the failing
+    output at the top of its prompt) or ESCALATE (the cap of failed gates is reached: a
+    human decides; no arbiter policy approves a WP whose tests fail)."""
+    if result != FAILED:
+        return REVIEW
+    return ESCALATE if failures >= cap else FIX
+
+
+def fix_note(scalars: Mapping[str, Any], cap: int, implementer: str | None) -> str:
+    """The note of the move that sends a WP back after a failed gate."""
+    commit = str(scalars.get("gate_commit") or "?")[:10]
+    who = implementer or "its implementer"
+    return (
+        f"test gate failed at {commit} ({scalars.get('gate_summary')}; failed gate "
+        f"{scalars.get('gate_failures')} of {cap}): back to {who} in fix mode; "
+        f"output: {scalars.get('gate_output')}"
+    )
+
+
+def escalate_note(scalars: Mapping[str, Any], cap: int) -> str:
+    return (
+        f"Escalated to a human: the test gate failed {scalars.get('gate_failures')} times "
+        f"(gate.max_failures is {cap}); last at {str(scalars.get('gate_commit'))[:10]}: "
+        f"{scalars.get('gate_summary')}; output: {scalars.get('gate_output')}"
+    )

@@ -127,3 +127,33 @@ def test_verify_without_commands_or_worktree_says_what_to_do(repo: Path) -> None
     config.write_text("agents:\n  available: [claude, codex]\n")
     run = kitty(repo, "verify", "WP01")
     assert run.code == 2 and "verify: {test:" in run.err
+
+
+def test_the_board_next_and_the_review_prompt_show_the_gate(repo: Path) -> None:
+    project(repo)
+    workspace = implement(repo, "WP01", "fine\n")
+    commit = git(workspace, "rev-parse", "HEAD").strip()
+    ok(repo, "verify", "WP01")
+    assert "tests ok" in ok(repo, "status").out
+    assert "tests ok" in ok(repo, "status", "--list").out
+    ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--agent", "claude",
+       "--note", "ready")  # fmt: skip
+    decision = ok(repo, "next", "--agent", "codex", "--json").json()
+    assert decision["wp_id"] == "WP01" and decision["gate"]["result"] == "passed"
+    assert decision["gate"]["commit"] == commit
+    assert f"tests: passed at {commit[:10]}" in ok(repo, "next", "--agent", "codex").out
+    prompt = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
+    text = Path(prompt["prompt"]).read_text()
+    assert f"the tests passed at {commit}" in text
+
+
+def test_a_failed_gate_makes_the_next_implement_prompt_a_fix(repo: Path) -> None:
+    project(repo)
+    implement(repo, "WP01", "bad\n")
+    kitty(repo, "verify", "WP01")
+    assert "TESTS FAILED" in ok(repo, "status").out
+    claimed = ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json")
+    text = Path(claimed.json()["prompt"]).read_text()
+    assert text.startswith("# Fix WP01") and claimed.json()["fix_mode"]
+    top = text.split("## Workspace")[0]
+    assert "## The test gate failed" in top and "test_no_file_is_bad" in top

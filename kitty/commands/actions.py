@@ -172,7 +172,29 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
     return 0
 
 
+def _queue_text(result: dict[str, Any]) -> str:
+    if result.get("aborted"):
+        return f"merge queue aborted; {result['target']} untouched at {result['target_at'][:10]}"
+    lines = []
+    if result["merged"]:
+        lines.append(
+            f"merged {', '.join(result['done'])} into {result['target']} "
+            f"({result['merge_commit'][:10]}): the test gate passed on that tree"
+        )
+    else:
+        lines.append(f"nothing merged: {result['target']} is unchanged")
+    for back in result["sent_back"]:
+        with_ = f" merged with {', '.join(back['with'])}" if back.get("with") else ""
+        lines.append(f"sent back to fix mode: {', '.join(back['wp_ids'])} ({back['why']}{with_})")
+    for held in result["held"]:
+        lines.append(f"waiting: {', '.join(held['wp_ids'])} needs {', '.join(held['waits_for'])}")
+    lines.append(f"gate output: {result['gate_output']}")
+    return "\n".join(lines)
+
+
 def _merge_text(result: dict[str, Any]) -> str:
+    if result.get("verified"):
+        return _queue_text(result)
     if result.get("aborted"):
         return f"merge aborted; {result['mission_branch']} reset to {result['reset_to'][:10]}"
     lines = []
@@ -209,6 +231,11 @@ def _merge_text(result: dict[str, Any]) -> str:
 @click.option("--keep-worktrees", is_flag=True, help="Keep lane worktrees and branches.")
 @click.option("--resume", is_flag=True, help="Continue after resolving a conflict.")
 @click.option("--abort", is_flag=True, help="Give up a conflicted merge and go back.")
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Merge without the test gate (recorded on every merged WP as such).",
+)
 @json_option
 @click.pass_context
 def merge(
@@ -219,6 +246,7 @@ def merge(
     keep_worktrees: bool,
     resume: bool,
     abort: bool,
+    no_verify: bool,
     as_json: bool,
 ) -> int:
     """Merge every lane into the mission branch, then the mission into its target.
@@ -226,24 +254,36 @@ def merge(
     Lanes merge with --no-ff in lane-graph order, in a separate worktree, so
     your checkout is never left mid-merge. Merged WPs move to done.
 
+    With verify.* configured, the merge goes through the merge queue: the lanes
+    merge into a temporary integration worktree, the gate runs there, and the
+    target moves only to a tree whose gate passed. A lane that breaks it goes
+    back to fix mode (named with the WPs it was merged with); the rest merge.
+    After a kill, --resume continues and --abort leaves the target as it was.
+
     \b
     Examples:
       kitty merge --mission checkout --dry-run
       kitty merge --mission checkout
       kitty merge --mission checkout --resume
+      kitty merge --mission checkout --no-verify
     """
+    from kitty.workflow.gating.queue import merge as queued
     from kitty.workflow.merging import merge as run_merge
 
-    result = run_merge(
-        open_mission(ctx, mission),
-        dry=dry_run,
-        strategy=strategy,
-        keep_worktrees=keep_worktrees,
-        resume=resume,
-        abort=abort,
-    )
+    found = open_mission(ctx, mission)
+    if dry_run:
+        result = run_merge(found, dry=True, strategy=strategy)
+    else:
+        result = queued(
+            found,
+            strategy=strategy,
+            keep_worktrees=keep_worktrees,
+            resume=resume,
+            abort=abort,
+            no_verify=no_verify,
+        )
     emit(result, _merge_text(result), as_json)
-    return 0
+    return 1 if result.get("sent_back") else 0
 
 
 def _verify_text(result: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ its plan (the lanes in order), its readiness check, its lane clean-up.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,7 @@ def _begin(
     done = [w for w in mission.all_ids() if mission.board.lane(w) == lanes.DONE]
     deps = {w: list(wp.dependencies) for w, wp in mission.wps.items()}
     tree = contain.check(worktree_path(mission))  # no `.worktrees` symlink on the way
-    if tree.exists():  # a queue's leftover whose state is gone: ours to remove
-        git.remove_worktree(tree, force=True)
+    _discard(git, tree)  # a queue's leftover whose state is gone: ours to remove
     state = rules.start(
         rules.lanes_in_order(merging.plan(mission), done, deps),
         git.sha(target),
@@ -125,12 +125,32 @@ def _begin(
     return state
 
 
+def _discard(git: Any, path: Path) -> None:
+    """Remove the integration worktree, even half made by a killed `git worktree add`."""
+    if path.is_dir():
+        code, _, _ = git.status("worktree", "remove", "--force", str(path))
+        if code != 0 or path.exists():
+            shutil.rmtree(path)
+    git.status("worktree", "prune")
+
+
+def _whole(path: Path) -> bool:
+    """A worktree git knows at `path` (never a folder whose git commands would reach the
+    repository around it: a kill can leave one without its `.git` file)."""
+    from kitty.adapters.git import Git
+
+    if not (path / ".git").is_file():
+        return False
+    code, out, _ = Git(path).status("rev-parse", "--show-toplevel")
+    return code == 0 and Path(out.strip()).resolve() == path.resolve()
+
+
 def _tree(git: Any, path: Path, commit: str) -> Any:
     """The integration worktree at `commit`, clean (re-created when it is gone)."""
     from kitty.adapters.git import Git
 
-    if not path.is_dir():
-        git.status("worktree", "prune")
+    if not _whole(path):
+        _discard(git, path)
         git.add_detached_worktree(path, commit)
     wt = Git(path, gitpython=True)
     if wt.merging():
@@ -250,10 +270,7 @@ def _abort(mission: Mission, path: Path, state: dict[str, Any]) -> dict[str, Any
     from kitty.adapters.git import Git
 
     git = Git(mission.project.root, gitpython=True)
-    tree = Path(state["worktree"])
-    if tree.is_dir():
-        git.remove_worktree(tree, force=True)
-    git.status("worktree", "prune")
+    _discard(git, Path(state["worktree"]))
     path.unlink()
     return {
         "mission": mission.slug,

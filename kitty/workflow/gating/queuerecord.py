@@ -106,7 +106,7 @@ def record(mission: Mission, git: Any, path: Path, state: dict[str, Any]) -> dic
         git.set_branch(state["mission_branch"], final)
     tree = Path(state["worktree"])
     if tree.is_dir():
-        git.remove_worktree(tree, force=True)
+        git.status("worktree", "remove", "--force", str(tree))
     git.status("worktree", "prune")
     complete = bool(final) and all(
         mission.board.lane(w) in (lanes.DONE, lanes.CANCELED) for w in active_ids(mission)

@@ -64,3 +64,43 @@ def test_a_gate_that_keeps_failing_goes_to_a_human_at_its_cap(repo: Path, fakes:
     assert lanes_of(repo) == {"WP01": "blocked"}
     assert not [c for c in calls(fakes) if c["name"] == "codex"]  # never reviewed
     assert stream[-1]["event"] == "end" and not stream[-1]["ok"]
+
+
+#: The fake agent writes impl_wpNN.txt: two first versions clash when merged together,
+#: each passes alone; a fix says "(Fix)" and clashes with nothing.
+CLASH = """\
+from pathlib import Path
+
+
+def test_no_two_first_versions_together():
+    first = [p.name for p in Path(".").glob("impl_*.txt") if "(Implement)" in p.read_text()]
+    assert len(first) < 2, f"{first} clash"
+"""
+
+
+@pytest.mark.timeout(240)
+def test_the_sprints_merge_queue_sends_the_culprit_back_and_main_stays_green(
+    repo: Path, fakes: Path
+) -> None:
+    from tests.helpers import git
+
+    project(repo, wps=2, suite=CLASH)
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex", "--merge")
+    stream = events(done)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    (queued,) = [e for e in stream if e["event"] == "queue"]
+    (back,) = queued["sent_back"]
+    assert back["with"] and back["why"] == "gate"
+    culprit = back["wp_ids"][0]
+    merges = [e for e in stream if e["event"] == "merged"]
+    assert [m["wp_ids"] for m in merges] == [back["with"], [culprit]]
+    assert all(m["verified"] for m in merges)
+    fixes = [c["stdin"] for c in calls(fakes) if c["stdin"].startswith(f"# Fix {culprit}")]
+    assert len(fixes) == 1 and f"merged together with {back['with'][0]}" in fixes[0]
+    assert lanes_of(repo) == {"WP01": "done", "WP02": "done"}
+    assert stream[-1]["ok"] and stream[-1]["merged"]
+    # main never held the two first versions together
+    for commit in git(repo, "rev-list", "main").split():
+        names = git(repo, "ls-tree", "--name-only", commit).split()
+        texts = [git(repo, "show", f"{commit}:{n}") for n in names if n.startswith("impl_")]
+        assert sum("(Implement)" in t for t in texts) < 2, commit

@@ -83,11 +83,17 @@ def _wp(mission: Mission, path: Path, state: dict[str, Any], wp_id: str, culprit
         _to_done(mission, wp_id, state["final"])
     else:
         run = culprit.get("run") or _conflict_run(state, culprit)
-        record_gate(mission, wp_id, run, ACTOR, gate_rules.QUEUE, culprit["with"])
+        made = record_gate(mission, wp_id, run, ACTOR, gate_rules.QUEUE, culprit["with"])
         mission.refresh()
         if mission.board.lane(wp_id) == lanes.APPROVED:
-            note = rules.fix_note(culprit, state["target"])
-            moves.move_task(mission, wp_id, lanes.PLANNED, agent=ACTOR, force=True, note=note)
+            _, cap = gate_rules.settings(mission.config.raw)
+            then = gate_rules.after_gate(made["gate"], made["gate_failures"], cap)
+            to_lane, note = (
+                (lanes.BLOCKED, gate_rules.escalate_note(made, cap))
+                if then == gate_rules.ESCALATE
+                else (lanes.PLANNED, rules.fix_note(culprit, state["target"]))
+            )
+            moves.move_task(mission, wp_id, to_lane, agent=ACTOR, force=True, note=note)
     state["recorded"] = [*state["recorded"], wp_id]
     save(path, state)
 

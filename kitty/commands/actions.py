@@ -1,4 +1,4 @@
-"""agent action implement/review, safe-commit, accept, merge."""
+"""agent action implement/review, safe-commit, accept, verify, merge."""
 
 from __future__ import annotations
 
@@ -172,7 +172,29 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
     return 0
 
 
+def _queue_text(result: dict[str, Any]) -> str:
+    if result.get("aborted"):
+        return f"merge queue aborted; {result['target']} untouched at {result['target_at'][:10]}"
+    lines = []
+    if result["merged"]:
+        lines.append(
+            f"merged {', '.join(result['done'])} into {result['target']} "
+            f"({result['merge_commit'][:10]}): the test gate passed on that tree"
+        )
+    else:
+        lines.append(f"nothing merged: {result['target']} is unchanged")
+    for back in result["sent_back"]:
+        with_ = f" merged with {', '.join(back['with'])}" if back.get("with") else ""
+        lines.append(f"sent back to fix mode: {', '.join(back['wp_ids'])} ({back['why']}{with_})")
+    for held in result["held"]:
+        lines.append(f"waiting: {', '.join(held['wp_ids'])} needs {', '.join(held['waits_for'])}")
+    lines.append(f"gate output: {result['gate_output']}")
+    return "\n".join(lines)
+
+
 def _merge_text(result: dict[str, Any]) -> str:
+    if result.get("verified"):
+        return _queue_text(result)
     if result.get("aborted"):
         return f"merge aborted; {result['mission_branch']} reset to {result['reset_to'][:10]}"
     lines = []
@@ -209,6 +231,11 @@ def _merge_text(result: dict[str, Any]) -> str:
 @click.option("--keep-worktrees", is_flag=True, help="Keep lane worktrees and branches.")
 @click.option("--resume", is_flag=True, help="Continue after resolving a conflict.")
 @click.option("--abort", is_flag=True, help="Give up a conflicted merge and go back.")
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Merge without the test gate (recorded on every merged WP as such).",
+)
 @json_option
 @click.pass_context
 def merge(
@@ -219,6 +246,7 @@ def merge(
     keep_worktrees: bool,
     resume: bool,
     abort: bool,
+    no_verify: bool,
     as_json: bool,
 ) -> int:
     """Merge every lane into the mission branch, then the mission into its target.
@@ -226,24 +254,90 @@ def merge(
     Lanes merge with --no-ff in lane-graph order, in a separate worktree, so
     your checkout is never left mid-merge. Merged WPs move to done.
 
+    With verify.* configured, the merge goes through the merge queue: the lanes
+    merge into a temporary integration worktree, the gate runs there, and the
+    target moves only to a tree whose gate passed. A lane that breaks it goes
+    back to fix mode (named with the WPs it was merged with); the rest merge.
+    After a kill, --resume continues and --abort leaves the target as it was.
+
     \b
     Examples:
       kitty merge --mission checkout --dry-run
       kitty merge --mission checkout
       kitty merge --mission checkout --resume
+      kitty merge --mission checkout --no-verify
     """
+    from kitty.workflow.gating.queue import merge as queued
     from kitty.workflow.merging import merge as run_merge
 
-    result = run_merge(
-        open_mission(ctx, mission),
-        dry=dry_run,
-        strategy=strategy,
-        keep_worktrees=keep_worktrees,
-        resume=resume,
-        abort=abort,
-    )
+    found = open_mission(ctx, mission)
+    if dry_run:
+        result = run_merge(found, dry=True, strategy=strategy)
+    else:
+        result = queued(
+            found,
+            strategy=strategy,
+            keep_worktrees=keep_worktrees,
+            resume=resume,
+            abort=abort,
+            no_verify=no_verify,
+        )
     emit(result, _merge_text(result), as_json)
-    return 0
+    return 1 if result.get("sent_back") else 0
 
 
-COMMANDS = [safe_commit, accept, merge]
+def _verify_text(result: dict[str, Any]) -> str:
+    from kitty.workflow.rules.gate import describe
+
+    word = {"passed": "passed", "flaky": "passed (flaky)", "failed": "FAILED"}[result["result"]]
+    lines = [f"{result['wp_id']}: tests {word} at {result['commit'][:10]} in {result['workspace']}"]
+    lines += [f"  {describe(c)}" for c in result["commands"]]
+    failed = [c for c in result["commands"] if not c["passed"]]
+    if failed:
+        lines += ["", failed[0].get("tail") or "", "", f"output: {failed[0]['output']}"]
+    else:
+        lines.append(f"output: {result['output']}")
+    return "\n".join(lines)
+
+
+@click.command("verify")
+@click.argument("wp_id", metavar="WP")
+@mission_option
+@agent_option
+@click.option(
+    "--gate-timeout",
+    type=click.IntRange(min=1),
+    metavar="SECONDS",
+    help="Seconds per command (default: gate.timeout in .kittify/config.yaml, else 900).",
+)
+@json_option
+@click.pass_context
+def verify(
+    ctx: click.Context,
+    wp_id: str,
+    mission: str | None,
+    agent: str | None,
+    gate_timeout: int | None,
+    as_json: bool,
+) -> int:
+    """Run the project's verification commands (verify.* in .kittify/config.yaml) in the
+    WP's lane worktree, and record the result in the mission's log.
+
+    Each command runs without a shell, with a timeout, and the gate stops at the first
+    failure; a failing command is re-run once, and one that then passes is recorded as
+    flaky. Exits 1 when the gate failed. `kitty sprint` runs the same gate after every
+    implementer's run, before the WP may be reviewed.
+
+    \b
+    Example:
+      kitty verify WP01 --mission checkout
+    """
+    from kitty.workflow.gating.gate import verify_wp
+
+    found = open_mission(ctx, mission)
+    result = verify_wp(found, found.resolve_wp(wp_id), found.actor(agent), timeout=gate_timeout)
+    emit(result, _verify_text(result), as_json)
+    return 0 if result["passed"] else 1
+
+
+COMMANDS = [safe_commit, accept, verify, merge]

@@ -40,6 +40,7 @@ from kitty.core.decide_context import (
     state_of,
 )
 from kitty.core.decide_wait import arbiter_decision, waiting
+from kitty.core.gateview import view as gate_view
 from kitty.core.log.conflicts import open_views
 from kitty.core.log.snapshot import progress, sort_ids
 from kitty.core.log.state import Board
@@ -108,6 +109,8 @@ def _work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
 def decide(ctx: Context) -> Decision:
     decision = _decide(ctx)
     decision.mission = ctx.mission
+    if decision.wp_id is not None:
+        decision.gate = gate_view(state_of(ctx, decision.wp_id).scalars)
     if ctx.board.conflicts:
         decision.conflicts = open_views(ctx.board, ctx.mission, ctx.agent)
     ids = [w for w in sort_ids(ctx.wps)]

@@ -111,6 +111,8 @@ class Decision(Record):
     #: Alternatives, one of which is chosen: {label, commands, fill: {placeholder: meaning}}.
     #: `commands` is always a sequence to run in order, with nothing to fill in.
     choices: list[dict[str, Any]]
+    #: The test gate's latest result on `wp_id` (kitty.core.gateview.view), or None.
+    gate: dict[str, Any] | None
 
     def __init__(
         self,
@@ -126,6 +128,7 @@ class Decision(Record):
         claimed: bool = False,
         conflicts: list[dict[str, Any]] | None = None,
         choices: list[dict[str, Any]] | None = None,
+        gate: dict[str, Any] | None = None,
     ) -> None:
         self.action = action
         self.reason = reason
@@ -139,6 +142,7 @@ class Decision(Record):
         self.claimed = claimed
         self.conflicts = [] if conflicts is None else conflicts
         self.choices = [] if choices is None else choices
+        self.gate = gate
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,6 +159,7 @@ class Decision(Record):
             "claimed": self.claimed,
             "conflicts": self.conflicts,
             "choices": self.choices,
+            "gate": self.gate,
         }
 
 

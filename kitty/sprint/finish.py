@@ -28,6 +28,8 @@ class Finishing(SprintState):
             reason = f"every work package is approved; {self.finished_by} accepts and merges"
         elif all_approved:
             self.accept_and_merge(mission, result)
+            if result.get("sent_back") and self.requeue():
+                return self.finish()  # the merge queue sent WPs back: fix, review, merge
             reason = sprintplan.finish_reason(result["accepted"], result["merged"])
         else:
             reason = "nothing more can move: " + "; ".join(self.stuck(self.mission()))
@@ -51,10 +53,14 @@ class Finishing(SprintState):
         self.emit(summary)
         return summary
 
+    def requeue(self) -> bool:
+        """Run the loop again for the WPs the merge queue sent back (the runner's)."""
+        return False
+
     def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
         """Accept the mission (and merge it, with --merge); problems go to `result`."""
         from kitty.workflow.acceptance import NotReady, accept
-        from kitty.workflow.merging import merge
+        from kitty.workflow.gating.queue import merge
 
         # Subtasks a rejection reset on an arbiter-approved WP: accept records them
         # (actor accept, naming the approval), in nobody's name (issue 22.8).
@@ -63,11 +69,17 @@ class Finishing(SprintState):
             result["accepted"] = True
             self.emit({"event": "accepted", "mission": self.slug})
             if self.opts.merge:
-                merged = merge(self.mission())
-                result["merged"] = True
-                self.emit(
-                    {"event": "merged", "mission": self.slug, "commit": merged["merge_commit"]}
-                )
+                merged = merge(self.mission(), log_dir=self.log_dir)  # the queue, if verify.*
+                back = merged.get("sent_back") or []
+                result["merged"] = not back and not merged.get("held")
+                if back:
+                    result["sent_back"] = back
+                    self.emit({"event": "queue", "mission": self.slug, **merged})
+                if merged.get("merged"):
+                    self.emit(
+                        {"event": "merged", "mission": self.slug, "commit": merged["merge_commit"],
+                         "wp_ids": merged.get("done", []), "verified": merged.get("verified")}
+                    )  # fmt: skip
         except NotReady as exc:
             result["problems"] = exc.problems
         except KittyError as exc:

@@ -44,6 +44,7 @@ def require_trust(mission: Mission, names: list[str], panel: bool) -> None:
         keys.append("agents.commands")
     if panel and "review.test_command" in trust.repo_commands(mission.config.raw):
         keys.append("review.test_command")  # the panel's `kitty review run` runs it
+    keys += [k for k in defined if k.startswith("verify")]  # the test gate runs them
     if keys:
         trust.require(mission.project.root, mission.config.raw, keys)
 

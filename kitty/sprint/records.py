@@ -12,15 +12,16 @@ from kitty.core import lanes
 from kitty.core.transitions import halted
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
+from kitty.sprint.gating import Gating
 from kitty.sprint.report import WPStats
 from kitty.sprint.rules import plan as sprintplan
 from kitty.sprint.rules.plan import PANEL
-from kitty.sprint.state import SprintState, now_text
+from kitty.sprint.state import now_text
 from kitty.sprint.supervise import Job
 from kitty.workflow import moves
 
 
-class Records(SprintState):
+class Records(Gating):
     def settle(self, job: Job, how: str) -> None:
         seconds = time.monotonic() - job.started
         supervise.close_log(job, how, seconds, now_text())
@@ -49,6 +50,8 @@ class Records(SprintState):
             finished["cycle"] = state.review_cycles
         self.emit(finished)
         if verdict == sprintplan.DONE:
+            if job.role == sprintplan.IMPLEMENT:
+                self.gate(mission, job.wp_id)  # the tests, before a reviewer sees it
             return
         if verdict == sprintplan.HALT_REVIEW:
             self.halt(mission, job.wp_id, job.agent, how)

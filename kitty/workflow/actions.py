@@ -37,6 +37,7 @@ from kitty.workflow.dispatches import (
     dispatch_record,
 )
 from kitty.workflow.nextstep import next_step
+from kitty.workflow.rules import gate
 
 #: The dispatch names stay importable from here (kitty.workflow.dispatches holds them).
 __all__ = [
@@ -110,10 +111,12 @@ def implement(
         raise
     st = mission.board.wps[wp_id]
     feedback, ref = last_feedback(mission, st) if st.review_cycles else (None, None)
+    gate_failure = gate.failure_text(st.scalars) if gate.failed(st.scalars) else None
     prompt = {
         "feedback": feedback,
         "feedback_ref": ref,
         "dependencies": dependency_infos(mission, wp_id),
+        "gate_failure": gate_failure,
     }
     return deliver(
         mission,
@@ -123,7 +126,7 @@ def implement(
         ws,
         st,
         prompt,
-        fix_mode=feedback is not None,
+        fix_mode=feedback is not None or gate_failure is not None,
         merged_lanes=ws.merged_lanes,
     )
 
@@ -292,6 +295,7 @@ def review(
         "base": str(base) if base else None,
         "changed_files": changed,
         "commits": commits,
+        "gate_passed": gate.passed_text(st.scalars),
     }
     return deliver(mission, wp_id, "review", who, ws, st, prompt, base=base, changed_files=changed)
 

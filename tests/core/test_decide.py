@@ -311,6 +311,7 @@ def test_full_json_of_a_review_decision() -> None:
         "claimed": False,
         "conflicts": [],
         "choices": [],
+        "gate": None,
     }
     assert d.progress["total"] == 3 and d.progress["approved_or_done"] == 1
 
@@ -413,6 +414,7 @@ def test_wait_and_blocked_are_exact() -> None:
         "claimed": False,
         "conflicts": [],
         "choices": [],
+        "gate": None,
     }
     blocked = run([*wps, wp("WP05")], [st("WP01", "approved"), st("WP02", "blocked"), *states[2:]])
     assert (blocked.action, blocked.reason) == (

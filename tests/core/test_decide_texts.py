@@ -90,6 +90,7 @@ def test_a_decision_built_by_hand_prints_complete_json() -> None:
         "claimed": False,
         "conflicts": [],
         "choices": [],
+        "gate": None,
     }
     given = decide.Decision(
         "review", "r", "WP01", mission="m", progress={"total": 1}, conflicts=[{"id": "E1"}]

@@ -477,6 +477,7 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "review_halt": None,
         "review_round": None,
         "review_status": "has_feedback",
+        "gate": None,
     }
     missing = wp_view("WP09", None, None, board, 5)
     assert (missing["title"], missing["lane"], missing["max_cycles"], missing["waits_for"]) == (

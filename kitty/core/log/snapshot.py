@@ -7,6 +7,7 @@ from typing import Any
 
 from kitty.core import lanes
 from kitty.core.clock import format_at
+from kitty.core.gateview import view as gate_view
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.transitions import halted
@@ -150,4 +151,5 @@ def wp_view(
             else None
         ),
         "reason": st.last_reason if st.lane in (lanes.BLOCKED, lanes.CANCELED) else None,
+        "gate": gate_view(st.scalars),
     }

@@ -46,6 +46,9 @@ START, HALT, ARBITRATE = "start", "halt", "arbitrate"
 #: What an agent's exit means (`after_exit`).
 DONE, HALT_REVIEW, RETRY, GIVE_UP = "done", "halt-review", "retry", "give-up"
 
+#: How many times a sprint goes back to work after its merge queue sent WPs back.
+MAX_REQUEUES = 10
+
 Retry = tuple[str, str, str]  # (wp, role, agent) to dispatch again before anything else
 
 

@@ -40,6 +40,8 @@ class PromptContext:
     base: str | None = None
     changed_files: Sequence[str] = ()
     commits: Sequence[str] = field(default_factory=tuple)
+    gate_failure: str | None = None  # the test gate failed: its text (fix mode)
+    gate_passed: str | None = None  # the test gate passed: "the tests passed at <commit>"
 
 
 def _front_matter(wp: WorkPackage) -> str:
@@ -52,7 +54,20 @@ def _cmd(ctx: PromptContext, rest: str) -> str:
 
 def implement_prompt(ctx: PromptContext) -> str:
     wp = ctx.wp
-    if ctx.feedback is not None:
+    if ctx.gate_failure is not None:
+        out = [
+            f"# Fix {wp.wp_id} – {wp.title}",
+            "",
+            "The tests failed: make them pass, commit, then resubmit.",
+            "",
+            "## The test gate failed",
+            "",
+            ctx.gate_failure.strip(),
+            "",
+        ]
+        if ctx.feedback is not None:
+            out += [f"## Review feedback ({ctx.feedback_ref or 'latest'})", "", ctx.feedback, ""]
+    elif ctx.feedback is not None:
         out = [
             f"# Fix {wp.wp_id} – {wp.title}",
             "",
@@ -132,6 +147,8 @@ def review_prompt(ctx: PromptContext) -> str:
         f"    cd {ctx.workspace}",
         "",
     ]
+    if ctx.gate_passed is not None:
+        out += ["## The test gate", "", ctx.gate_passed, ""]
     out += _review_changes(ctx)
     body = placeholders.strip(wp.body).strip()
     out += ["## Acceptance criteria (the work package)", "", body, ""]

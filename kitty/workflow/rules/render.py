@@ -121,6 +121,9 @@ def bar(fraction: float, width: int) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+GATE_FLAGS = {"passed": "tests ok", "flaky": "tests flaky", "failed": "TESTS FAILED"}
+
+
 def _flags(wp: dict[str, Any]) -> list[str]:
     """The marks a card and a list row both show first: unfinalized, stalled, conflict, cycle."""
     flags = []
@@ -132,6 +135,9 @@ def _flags(wp: dict[str, Any]) -> list[str]:
         flags.append("CONFLICT")
     if wp.get("review_cycles"):
         flags.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+    gate = wp.get("gate")
+    if gate:  # the test gate's latest result (kitty verify, the sprint, the merge queue)
+        flags.append(GATE_FLAGS.get(gate.get("result"), "tests ?"))
     return flags
 
 
@@ -313,6 +319,10 @@ def next_text(d: dict[str, Any]) -> str:
         f"progress: {p['approved_or_done']}/{p['total']} approved or done, "
         f"{p['done_percentage']:.0f}% done, {p['weighted_percentage']:.0f}% weighted",
     ]
+    gate = d.get("gate")
+    if gate:
+        where = " in the merge queue" if gate.get("where") == "merge queue" else ""
+        lines.append(f"tests: {gate['result']} at {str(gate['commit'])[:10]}{where}")
     for c in d.get("conflicts", []):
         lines.append(f"conflict: {c['message']} (line {c['line']}, {c['at']})")
         lines += [f"  resolve: {cmd}" for cmd in c["commands"]]

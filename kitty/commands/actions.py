@@ -173,6 +173,8 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
 
 
 def _merge_text(result: dict[str, Any]) -> str:
+    if result.get("removed_worktree"):
+        return f"merge aborted; removed {result['removed_worktree']} (nothing was merged yet)"
     if result.get("aborted"):
         return f"merge aborted; {result['mission_branch']} reset to {result['reset_to'][:10]}"
     lines = []

@@ -199,6 +199,37 @@ def _full(data: bytes) -> tuple[LogState, set[str], int]:
     return LogState(board, scan.warnings, scan.unterminated), scan.ids, scan.lines
 
 
+#: The full read folds the log this many bytes at a time (kitty.core.log.stream).
+STREAM_BLOCK = 1 << 20
+
+
+def _streamed(handle: Any, keep_ids: bool = True) -> tuple[LogState, set[str], int, int]:
+    """`_full` of the whole file, read a block at a time while the log is in time order
+    (memory for the board and the ids, not every line); a log that is not (a merge's
+    interleaved lines, a repeated id) is read whole and replayed. Also the size read."""
+    from kitty.core.log.stream import StreamFold
+
+    stream = StreamFold(keep_ids)
+    size, carry = 0, b""
+    with gc_paused():
+        while chunk := handle.read(STREAM_BLOCK):
+            size += len(chunk)
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            if block and not stream.feed(block):
+                break
+        else:
+            if not carry or stream.feed(carry):
+                state = LogState(stream.board, stream.warnings, stream.unterminated)
+                return state, stream.ids, stream.lines, size
+    del stream, carry
+    handle.seek(0)
+    data = handle.read()
+    state, ids, lines = _full(data)
+    return state, ids, lines, len(data)
+
+
 def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:
     """The replayed board of the log at `path`, from the snapshot when it is valid; the
     snapshot is saved again once the tail parsed on top of it exceeds `resave_tail`
@@ -211,7 +242,7 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(handle.fileno())
         if cache_dir is None or not enabled() or contain.symlink_problem(cache_dir):
-            return _full(handle.read())[0]
+            return _streamed(handle, keep_ids=False)[0]
         meta_path, ids_path = cache_dir / "board.pickle", cache_dir / "ids.pickle"
         snap = _read_pickle(meta_path)
         if (
@@ -235,10 +266,9 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
                         _save(meta_path, ids_path, state, seen, handle, st, st.st_size, lines)
                     return state
         handle.seek(0)
-        data = handle.read()
-        state, ids, lines = _full(data)
+        state, ids, lines, size = _streamed(handle)
         if not state.unterminated:
-            _save(meta_path, ids_path, state, ids, handle, st, len(data), lines)
+            _save(meta_path, ids_path, state, ids, handle, st, size, lines)
         return state
 
 

@@ -201,6 +201,9 @@ def _full(data: bytes) -> tuple[LogState, set[str], int]:
 
 #: The full read folds the log this many bytes at a time (kitty.core.log.stream).
 STREAM_BLOCK = 1 << 20
+#: A tail past the snapshot bigger than this (a pull of a huge log) is not parsed whole
+#: on top of it: the streamed full read folds it in bounded memory.
+MAX_TAIL = 16 << 20
 
 
 def _streamed(handle: Any, keep_ids: bool = True) -> tuple[LogState, set[str], int, int]:
@@ -255,7 +258,10 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
             if st.st_size == offset and st.st_mtime_ns == snap["mtime"]:
                 if _fingerprint(handle, offset) == snap["fingerprint"]:
                     return LogState(snap["board"], snap["warnings"])
-            elif st.st_size > offset and _fingerprint(handle, offset) == snap["fingerprint"]:
+            elif (
+                0 < st.st_size - offset <= MAX_TAIL
+                and _fingerprint(handle, offset) == snap["fingerprint"]
+            ):
                 handle.seek(offset)
                 tail = handle.read()
                 grown = _grow(snap, tail, ids_path)

@@ -44,6 +44,37 @@ def test_a_full_read_grows_with_the_board_not_the_log(
         assert (repo / "b.html").stat().st_size > 0
 
 
+@pytest.mark.timeout(600)
+def test_a_pulled_huge_tail_is_folded_in_bounded_memory_with_the_cache_on(repo: Path) -> None:
+    """A snapshot of the small log exists (the cache is on); a pull then brings a huge
+    tail: it is streamed, not parsed whole on top of the snapshot."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli.test_doctor_memory import MEASURE
+    from tests.helpers import kitty_argv
+
+    def peak() -> int:
+        done = subprocess.run(
+            [sys.executable, "-c", MEASURE, *kitty_argv(repo, "status", "--json")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={k: v for k, v in os.environ.items() if k != "KITTY_NO_CACHE"},
+        )
+        rss, code = done.stdout.split()[-2:]
+        assert int(code) == 0, done.stderr
+        return int(rss)
+
+    mission = make_mission(repo, wps=[{"wp_id": "WP01", "title": "A", "subtasks": ["T001"]}])
+    ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", "claude")
+    base = peak()  # saves the snapshot
+    size = grow_log(mission, LOG_MB)
+    grown = (peak() - base) * 1024
+    assert grown < MAX_GROWTH * size, f"status grew by {grown / 1e6:.0f} MB on {size / 1e6:.0f} MB"
+
+
 @pytest.mark.parametrize(
     "args", [("status",), ("status", "--json"), ("board", "--html", "b.html"), ("doctor",)]
 )

@@ -210,23 +210,13 @@ def _streamed(handle: Any, keep_ids: bool = True) -> tuple[LogState, set[str], i
     """`_full` of the whole file, read a block at a time while the log is in time order
     (memory for the board and the ids, not every line); a log that is not (a merge's
     interleaved lines, a repeated id) is read whole and replayed. Also the size read."""
-    from kitty.core.log.stream import StreamFold
+    from kitty.core.log.stream import fold_chunks
 
-    stream = StreamFold(keep_ids)
-    size, carry = 0, b""
     with gc_paused():
-        while chunk := handle.read(STREAM_BLOCK):
-            size += len(chunk)
-            data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n") + 1
-            block, carry = data[:cut], data[cut:]
-            if block and not stream.feed(block):
-                break
-        else:
-            if not carry or stream.feed(carry):
-                state = LogState(stream.board, stream.warnings, stream.unterminated)
-                return state, stream.ids, stream.lines, size
-    del stream, carry
+        stream = fold_chunks(iter(lambda: handle.read(STREAM_BLOCK), b""), keep_ids)
+    if stream is not None:
+        state = LogState(stream.board, stream.warnings, stream.unterminated)
+        return state, stream.ids, stream.lines, stream.size
     handle.seek(0)
     data = handle.read()
     state, ids, lines = _full(data)

@@ -11,6 +11,7 @@ board, warnings, ids and line count are those of `state.fold(scan_log(data))`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kitty.core.log.events import Annotation, LogWarning, Transition
@@ -25,7 +26,7 @@ class StreamFold:
     `keep_ids` only a hash of each id is kept (a collision only costs the full replay)
     and `ids` stays empty."""
 
-    __slots__ = ("board", "ids", "keep_ids", "lines", "seen", "unterminated", "warnings")
+    __slots__ = ("board", "ids", "keep_ids", "lines", "seen", "size", "unterminated", "warnings")
 
     def __init__(self, keep_ids: bool = True) -> None:
         self.board = Board()
@@ -34,12 +35,14 @@ class StreamFold:
         self.seen: set[Any] = self.ids if keep_ids else set()
         self.keep_ids = keep_ids
         self.lines = 0
+        self.size = 0  # bytes fed
         self.unterminated = False
 
     def feed(self, block: bytes) -> bool:
         """Fold the next block of lines (only the last one may lack its newline); False
         when only a full replay can fold the log (the board is then incomplete)."""
         parsed = parse_log(block, first_line=self.lines + 1)
+        self.size += len(block)
         self.lines += block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
         self.unterminated = not block.endswith(b"\n")
         self.warnings += parsed.warnings
@@ -63,3 +66,19 @@ class StreamFold:
             return False  # sorts into what is folded: only a replay orders it
         extend(self.board, fresh)
         return True
+
+
+def fold_chunks(chunks: Iterable[bytes], keep_ids: bool = True) -> StreamFold | None:
+    """The StreamFold of a log given as consecutive chunks of its bytes (cut anywhere: they
+    are re-cut at line ends), or None when only a full replay can fold it."""
+    stream = StreamFold(keep_ids)
+    carry = b""
+    for chunk in chunks:
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n") + 1
+        block, carry = data[:cut], data[cut:]
+        if block and not stream.feed(block):
+            return None
+    if carry and not stream.feed(carry):
+        return None
+    return stream

@@ -8,6 +8,7 @@ exit codes 0 ok, 1 refused/domain error, 2 usage, 3 unexpected bug, 75 lock busy
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 
@@ -37,7 +38,17 @@ ENVIRONMENTAL = frozenset(
 
 
 def failed(exc: BaseException, args: list[str], as_json: bool) -> int:
-    """Report `exc`, raised by the command `args`, and return the exit code."""
+    """Report `exc`, raised by the command `args`, and return the exit code; a failure
+    while reporting (memory exhausted again) still ends in one plain line, exit 3."""
+    try:
+        return _report(exc, args, as_json)
+    except BaseException:  # the last resort: never a raw traceback
+        with contextlib.suppress(OSError):
+            os.write(2, b"error: kitty failed and could not report why (out of memory?)\n")
+        return 3
+
+
+def _report(exc: BaseException, args: list[str], as_json: bool) -> int:
     if isinstance(exc, KittyError):
         return error(exc, as_json)
     if isinstance(exc, KeyboardInterrupt):
@@ -45,6 +56,8 @@ def failed(exc: BaseException, args: list[str], as_json: bool) -> int:
         return 130
     if isinstance(exc, BrokenPipeError):
         return 0
+    if isinstance(exc, MemoryError):
+        return out_of_memory(as_json)
     if isinstance(exc, OSError) and exc.errno in ENVIRONMENTAL:
         where = f" {exc.filename}" if exc.filename else ""
         return error(
@@ -56,6 +69,22 @@ def failed(exc: BaseException, args: list[str], as_json: bool) -> int:
             as_json,
         )
     return crash(exc, args, as_json)
+
+
+def out_of_memory(as_json: bool) -> int:
+    """The machine ran out of memory: one line and a hint (exit 1), never a traceback;
+    what was held is already released when this runs (the frames are unwound)."""
+    import gc
+
+    gc.collect()
+    return error(
+        EnvironmentProblem(
+            "out of memory (the machine could not give kitty the memory this command needs)",
+            "free memory or raise the process's limit (ulimit -v), then run the command "
+            "again; `kitty doctor` reads any log a block at a time",
+        ),
+        as_json,
+    )
 
 
 def crash_log(exc: BaseException, what: str) -> str:

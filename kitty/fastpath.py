@@ -72,10 +72,12 @@ _COMMANDS: dict[tuple[str, ...], tuple[Any, ...]] = {
 def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
     """(command words, directory, options) for a plain command line of a hot command,
     else None."""
-    from kitty.core.printable import encodable
-
-    if not all(map(encodable, argv)):
-        return None  # the full CLI refuses it, naming the option
+    for arg in argv:  # (kitty.core.printable.encodable, without importing it here)
+        if not arg.isascii():
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                return None  # text UTF-8 cannot hold: the full CLI refuses it, naming it
     args = list(argv)
     directory = None
     if args[:1] == ["-C"] and len(args) >= 2:

@@ -6,7 +6,14 @@ import os
 import sys
 
 from kitty import SCHEMA
-from kitty.core.printable import TABLE, needs_escaping, printable, printable_styled
+from kitty.core.printable import (
+    TABLE,
+    encodable,
+    needs_escaping,
+    printable,
+    printable_styled,
+    surrogates,
+)
 from kitty.errors import KittyError
 
 TYPE_CHECKING = False
@@ -62,6 +69,8 @@ def json_text(data: Any) -> str:
     # output, so they are written as \uXXXX escapes: the same JSON value, inert bytes.
     if needs_escaping(text):
         text = text.translate(_JSON_TABLE)
+    if not encodable(text):  # a lone surrogate from old data: its JSON escape, same value
+        text = text.translate(surrogates())
     return text + "\n"
 
 

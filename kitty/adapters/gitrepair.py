@@ -114,7 +114,7 @@ def remove_files(root: Path, paths: list[str]) -> list[str]:
     return removed
 
 
-def _pid_alive(pid: object) -> bool:
+def pid_alive(pid: object) -> bool:
     try:
         os.kill(int(pid), 0)  # type: ignore[call-overload]
     except (OSError, ValueError, TypeError):
@@ -128,7 +128,7 @@ def dead_committer(common_dir: Path) -> bool:
         text = (common_dir / "kitty" / OWNER).read_text(encoding="ascii").strip()
     except (OSError, ValueError):
         return False
-    return not _pid_alive(text) or int(text) == os.getpid()
+    return not pid_alive(text) or int(text) == os.getpid()
 
 
 def clear_dead_committer(git: Git, common_dir: Path, places: list[Path]) -> list[str] | None:

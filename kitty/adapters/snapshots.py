@@ -199,6 +199,30 @@ def _full(data: bytes) -> tuple[LogState, set[str], int]:
     return LogState(board, scan.warnings, scan.unterminated), scan.ids, scan.lines
 
 
+#: The full read folds the log this many bytes at a time (kitty.core.log.stream).
+STREAM_BLOCK = 1 << 20
+#: A tail past the snapshot bigger than this (a pull of a huge log) is not parsed whole
+#: on top of it: the streamed full read folds it in bounded memory.
+MAX_TAIL = 16 << 20
+
+
+def _streamed(handle: Any, keep_ids: bool = True) -> tuple[LogState, set[str], int, int]:
+    """`_full` of the whole file, read a block at a time while the log is in time order
+    (memory for the board and the ids, not every line); a log that is not (a merge's
+    interleaved lines, a repeated id) is read whole and replayed. Also the size read."""
+    from kitty.core.log.stream import fold_chunks
+
+    with gc_paused():
+        stream = fold_chunks(iter(lambda: handle.read(STREAM_BLOCK), b""), keep_ids)
+    if stream is not None:
+        state = LogState(stream.board, stream.warnings, stream.unterminated)
+        return state, stream.ids, stream.lines, stream.size
+    handle.seek(0)
+    data = handle.read()
+    state, ids, lines = _full(data)
+    return state, ids, lines, len(data)
+
+
 def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL) -> LogState:
     """The replayed board of the log at `path`, from the snapshot when it is valid; the
     snapshot is saved again once the tail parsed on top of it exceeds `resave_tail`
@@ -211,7 +235,7 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(handle.fileno())
         if cache_dir is None or not enabled() or contain.symlink_problem(cache_dir):
-            return _full(handle.read())[0]
+            return _streamed(handle, keep_ids=False)[0]
         meta_path, ids_path = cache_dir / "board.pickle", cache_dir / "ids.pickle"
         snap = _read_pickle(meta_path)
         if (
@@ -224,7 +248,10 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
             if st.st_size == offset and st.st_mtime_ns == snap["mtime"]:
                 if _fingerprint(handle, offset) == snap["fingerprint"]:
                     return LogState(snap["board"], snap["warnings"])
-            elif st.st_size > offset and _fingerprint(handle, offset) == snap["fingerprint"]:
+            elif (
+                0 < st.st_size - offset <= MAX_TAIL
+                and _fingerprint(handle, offset) == snap["fingerprint"]
+            ):
                 handle.seek(offset)
                 tail = handle.read()
                 grown = _grow(snap, tail, ids_path)
@@ -235,10 +262,9 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
                         _save(meta_path, ids_path, state, seen, handle, st, st.st_size, lines)
                     return state
         handle.seek(0)
-        data = handle.read()
-        state, ids, lines = _full(data)
+        state, ids, lines, size = _streamed(handle)
         if not state.unterminated:
-            _save(meta_path, ids_path, state, ids, handle, st, len(data), lines)
+            _save(meta_path, ids_path, state, ids, handle, st, size, lines)
         return state
 
 

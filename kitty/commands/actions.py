@@ -195,6 +195,8 @@ def _queue_text(result: dict[str, Any]) -> str:
 def _merge_text(result: dict[str, Any]) -> str:
     if result.get("verified"):
         return _queue_text(result)
+    if result.get("removed_worktree"):
+        return f"merge aborted; removed {result['removed_worktree']} (nothing was merged yet)"
     if result.get("aborted"):
         return f"merge aborted; {result['mission_branch']} reset to {result['reset_to'][:10]}"
     lines = []

@@ -24,16 +24,22 @@ _CODES = [
     *range(0x80, 0xA0),
     *range(0x202A, 0x202F),  # LRE RLE PDF LRO RLO
     *range(0x2066, 0x206A),  # LRI RLI FSI PDI
-    *range(0xD800, 0xE000),  # lone surrogates: no UTF-8 can hold them
 ]
 #: str.translate table: each control character -> its visible escape.
 TABLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _CODES}
 _FIRST = frozenset(chr(c) for c in _CODES)
 
 
-#: str.translate table: each lone surrogate -> its escape (`\\ud800`), the same six ASCII
-#: characters in a JSON string (the same value) and in text (a visible escape).
-SURROGATES = {c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)}
+_SURROGATES: dict[int, str] = {}
+
+
+def surrogates() -> dict[int, str]:
+    """str.translate table: each lone surrogate -> its escape (`\\ud800`), the same six
+    ASCII characters in a JSON string (the same value) and in text (a visible escape);
+    built on first use (it is needed only for such old data)."""
+    if not _SURROGATES:
+        _SURROGATES.update({c: f"\\u{c:04x}" for c in range(0xD800, 0xE000)})
+    return _SURROGATES
 
 
 def encodable(text: str) -> bool:
@@ -53,7 +59,7 @@ def utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.translate(SURROGATES).encode("utf-8")
+        return text.translate(surrogates()).encode("utf-8")
 
 
 def needs_escaping(text: str) -> bool:
@@ -63,7 +69,8 @@ def needs_escaping(text: str) -> bool:
 def printable(text: str) -> str:
     """`text` with every control character replaced by a visible escape (tab and newline
     kept)."""
-    return text.translate(TABLE) if needs_escaping(text) else text
+    text = text.translate(TABLE) if needs_escaping(text) else text
+    return text if encodable(text) else text.translate(surrogates())
 
 
 def printable_styled(text: str) -> str:

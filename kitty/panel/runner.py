@@ -113,6 +113,10 @@ class Loop(PanelReview, PanelFix):
         self.require_trust(
             mission, [*self.opts.agents, self.opts.challenger, self.opts.implementer]
         )
+        from kitty.workflow.actions import review_workspace
+
+        if review_workspace(mission, self.wp_id):  # a clone without the lane worktree
+            mission = self.mission()
         if start_round == 1:
             self.fresh_start(mission)
         state = RoundState(start_round, "planned", warn_at or self.opts.soft_warn_rounds)

@@ -31,6 +31,7 @@ from kitty.project.doctor_checks import (
     remove_stale_git_locks,
     render_problem,
     security_problems,
+    stale_status_problems,
     trust_warnings,
     write_link_problems,
 )
@@ -207,6 +208,7 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     except KittyError as exc:
         problems.append(render_problem(exc))
     problems += git_problems(mission)
+    problems += stale_status_problems(mission)
     problems += git_leftover_problems(mission)
     for conflict in open_views(mission.board, mission.slug):
         problems.append(

@@ -93,6 +93,42 @@ def _linked_entries(folder: Path) -> list[str]:
     return found
 
 
+def stale_status_problems(mission: Mission) -> list[str]:
+    """status.json older than the log (a plain `git pull` brings the log, never the
+    derived file): its event count, last event or a WP's lane differ from the replay."""
+    try:
+        doc = json.loads(contain.read_bytes(mission.status_path))
+    except FileNotFoundError:
+        return []  # derived: written by the next write
+    except (OSError, ValueError, KittyError):
+        doc = None
+    shown = f"{mission.display}/status.json"
+    fix = f"`kitty rebuild --mission {mission.slug}` (or `kitty doctor --fix`)"
+    if not isinstance(doc, dict):
+        return [f"{shown}: not a JSON object: {fix} rewrites it from the log"]
+    board = mission.board
+    listed = doc.get("work_packages")
+    wps: dict[str, Any] = listed if isinstance(listed, dict) else {}
+    moved = [
+        f"{wp_id} {_lane_of(wps.get(wp_id))} there, {st.lane} in the log"
+        for wp_id, st in sorted(board.wps.items())
+        if _lane_of(wps.get(wp_id)) != st.lane
+    ]
+    count = doc.get("event_count")
+    if not moved and count == board.event_count and doc.get("last_event_id") == board.last_event_id:
+        return []
+    detail = "; ".join(moved[:5]) + (f"; {len(moved) - 5} more" if len(moved) > 5 else "")
+    return [
+        f"{shown}: stale (it shows {count} events, the log has {board.event_count}"
+        + (f"; {detail}" if detail else "")
+        + f"): {fix} rewrites it from the log"
+    ]
+
+
+def _lane_of(entry: Any) -> Any:
+    return entry.get("lane") if isinstance(entry, dict) else None
+
+
 def trust_warnings(mission: Mission) -> list[str]:
     """What `kitty sprint` and `kitty review run` would refuse for the config's untrusted
     commands, with its hint (a warning: reading the mission does not need them)."""

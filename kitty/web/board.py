@@ -19,17 +19,15 @@ from typing import Any
 from kitty import SCHEMA
 from kitty.adapters import layout
 from kitty.core.clock import format_at
-from kitty.core.log.events import Annotation, Transition, actor_tool
+from kitty.core.log.events import Annotation, Transition
 from kitty.core.printable import utf8
 from kitty.core.schedule import lane_map
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
 from kitty.web.rules import svg
+from kitty.web.timeline import Moves, NotInOrder, Timeline, events_in_order, timeline_entry
 from kitty.workflow.board import status_view
 from kitty.workflow.rules.render import COLUMNS
-
-#: Annotation keys too chatty for a timeline (a running agent beats once a minute).
-_QUIET = frozenset({"heartbeat"})
 
 
 def ordered_events(mission: Mission) -> list[Transition | Annotation]:
@@ -38,34 +36,6 @@ def ordered_events(mission: Mission) -> list[Transition | Annotation]:
     from kitty.core.log.read import replay_order
 
     return replay_order(mission.log.events)[0]
-
-
-def _timeline_entry(ev: Transition | Annotation) -> dict[str, Any] | None:
-    who = actor_tool(ev.actor)
-    if isinstance(ev, Transition):
-        reason = ev.data.get("reason")
-        return {
-            "at": ev.at,
-            "who": who,
-            "kind": "move",
-            "from": ev.from_lane,
-            "to": ev.to_lane,
-            "force": ev.force,
-            "note": reason if isinstance(reason, str) else None,
-        }
-    parts = []
-    for key, value in ev.delta.items():
-        if key in _QUIET:
-            continue
-        if key == "note" and isinstance(value, str):
-            parts.append(value)
-        elif key == "subtasks" and isinstance(value, dict):
-            parts.append(", ".join(f"{t} {s}" for t, s in value.items()))
-        elif not isinstance(value, dict | list):
-            parts.append(f"{key}: {value}")
-    if not parts:
-        return None
-    return {"at": ev.at, "who": who, "kind": "note", "note": "; ".join(parts)}
 
 
 def run_logs(project: layout.Project) -> dict[str, list[str]]:
@@ -127,23 +97,37 @@ class _Builder:
             for dep in wp.dependencies if wp else ():
                 if dep in self.dependents:
                     self.dependents[dep].append(wp_id)
-        self.timeline: dict[str, list[dict[str, Any]]] = {i: [] for i in self.ids}
-        self.moves: list[tuple[int, str, str]] = []
-        self.flow_counts = svg.Flow(self.ids)
         self.logs = run_logs(mission.project)
         self.worktrees: dict[str, tuple[str, bool, str]] = {}
-        self.add_events(ordered_events(mission))
+        self._history(mission)
+
+    def _history(self, mission: Mission) -> None:
+        """The timelines, cycle times and flow of the whole log: read a block at a time
+        when it is in time order (memory bounded by the board), else replayed whole."""
+        for streamed in (True, False):
+            self.timeline, self.moves = Timeline(self.ids), Moves()
+            self.flow_counts = svg.Flow(self.ids)
+            if not streamed or "log" in mission.__dict__:
+                self.add_events(ordered_events(mission))
+                return
+            try:
+                for events in events_in_order(mission.events_path):
+                    self.add_events(events)
+                return
+            except NotInOrder:
+                continue
 
     def add_events(self, events: list[Transition | Annotation]) -> None:
         """Events in replay order, each newer than every event added before."""
-        start = len(self.moves)
+        moved = []
         for ev in events:
             if isinstance(ev, Transition):
-                self.moves.append((ev.at_us, ev.wp_id, ev.to_lane))
-            entry = _timeline_entry(ev)
+                moved.append((ev.at_us, ev.wp_id, ev.to_lane))
+                self.moves.add(ev.at_us, ev.wp_id, ev.to_lane)
+            entry = timeline_entry(ev)
             if entry is not None:
-                self.timeline.setdefault(ev.wp_id, []).append(entry)
-        self.flow_counts.add(self.moves[start:])
+                self.timeline.add(ev.wp_id, entry)
+        self.flow_counts.add(moved)
 
     def worktree(self, lane_id: str) -> tuple[str, bool, str]:
         from kitty.mission.worktrees import lane_branch, lane_path
@@ -172,7 +156,7 @@ class _Builder:
             wp["worktree_exists"] = wp_id in mission.wps
             wp["branch"] = None
         wp["dependents"] = self.dependents.get(wp_id, [])
-        wp["timeline"] = list(self.timeline.get(wp_id, []))
+        wp["timeline"] = self.timeline.entries(wp_id)
         wp["reviews"] = _reviews(mission, wp_id)
         wp["run_logs"] = self.logs.get(wp_id, [])
         cycle = cycles.get(wp_id)

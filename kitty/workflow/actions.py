@@ -215,6 +215,12 @@ def _reviewer_gone(st: WPState) -> str | None:
     return None
 
 
+def review_workspace(mission: Mission, wp_id: str) -> LaneWorkspace | None:
+    """The WP's lane worktree made when it is missing (`_review_workspace`): what every
+    review (the panel's too) does before its first event."""
+    return _review_workspace(mission, wp_id)
+
+
 def _review_workspace(mission: Mission, wp_id: str) -> LaneWorkspace | None:
     """Create the WP's lane worktree when it does not exist (a WP moved to for_review with
     plain `kitty move` never had one), so the reviewer starts where the work is. Returns
@@ -222,7 +228,7 @@ def _review_workspace(mission: Mission, wp_id: str) -> LaneWorkspace | None:
     from kitty.errors import KittyError
 
     ws = existing_workspace(mission, wp_id)
-    if ws.lane_id is None or ws.path.is_dir():
+    if ws.lane_id is None or (ws.path / ".git").exists():  # a folder alone is no worktree
         return None
     try:
         made = ensure_lane_workspace(mission, wp_id)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,13 @@ from kitty.core.log.state import Board
 from kitty.core.move import MoveRequest, Policy
 from kitty.core.transitions import check_move, issue_blockers
 from kitty.errors import GitError, GuardRefused, UsageError
+from kitty.mission.mergetree import (
+    clear_dead_locks,
+    drop_worktree,
+    ensure_worktree,
+    registered,
+    remove_merged_lane,
+)
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_branch, lane_path, mission_branch, target_branch
 from kitty.workflow.acceptance import NotReady, active_ids
@@ -150,6 +158,7 @@ def merge(
         if not state_file.is_file():
             raise UsageError("no merge in progress for this mission", "run `kitty merge`")
         state = json.loads(state_file.read_text())
+        _clear_dead_locks(mission, state)
     else:
         if state_file.is_file():
             raise GuardRefused(
@@ -162,8 +171,10 @@ def merge(
         if not git.branch_exists(m_branch):
             git.create_branch(m_branch, target)
         if path.exists():
-            raise GitError(f"{path} already exists", "remove it, then run `kitty merge` again")
-        git.add_detached_worktree(path, m_branch)
+            raise GitError(
+                f"{path} already exists (a merge killed before it saved its state)",
+                "run `kitty merge --abort` to remove it, then `kitty merge` again",
+            )
         state = {
             "steps": plan(mission),
             "next": 0,
@@ -175,11 +186,19 @@ def merge(
             "mission_branch": m_branch,
             "target": target,
         }
-        _save(state_file, state)
+        _save(state_file, state)  # before the worktree: a kill from here on is resumable
+    ensure_worktree(git, state)
     return _run(mission, git, state, state_file, resume)
 
 
+def _clear_dead_locks(mission: Mission, state: dict[str, Any]) -> None:
+    project = mission.project
+    places = [project.root, project.git_common_dir, project.worktree, Path(state["worktree"])]
+    clear_dead_locks(project.git_common_dir, places, state)
+
+
 def _save(path: Path, state: dict[str, Any]) -> None:
+    state["pid"] = os.getpid()  # a resume after a kill removes the git locks it left
     atomic_write(path, json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
@@ -236,10 +255,12 @@ def _after_step(git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any]) 
     if holder is not None:
         from kitty.adapters.git import Git
 
-        status, out, _ = Git(holder, gitpython=True).status("merge", "--ff-only", "--quiet", result)
+        status, out, err = Git(holder, gitpython=True).status(
+            "merge", "--ff-only", "--quiet", result
+        )
         if status != 0:
             raise GitError(
-                f"cannot fast-forward {step['target']} in {holder}: {out.strip()[:200]}",
+                f"cannot fast-forward {step['target']} in {holder}: {(out or err).strip()[:200]}",
                 "commit or stash the local changes there, then `kitty merge --resume`",
             )
     else:
@@ -258,7 +279,9 @@ def _finish(
     records = mission.record(
         lambda board: _merged_records(mission, board, state, merged_wps, with_branch, policy)
     )
-    git.remove_worktree(wt.path, force=True)
+    if wt.path.is_dir():
+        git.remove_worktree(wt.path, force=True)
+    git.status("worktree", "prune")
     removed = [] if state["keep_worktrees"] else _remove_lanes(mission, git, state)
     state_file.unlink(missing_ok=True)
     mission.refresh()
@@ -326,8 +349,9 @@ def _remove_lanes(mission: Mission, git: Any, state: dict[str, Any]) -> list[str
             continue
         path = lane_path(mission, step["lane_id"])
         if path.is_dir():
-            git.remove_worktree(path, force=False)
-        git.delete_branch(step["branch"])
+            remove_merged_lane(git, path)
+        if git.branch_exists(step["branch"]):  # a killed merge may have deleted it
+            git.delete_branch(step["branch"])
         removed.append(step["lane_id"])
     return removed
 
@@ -335,14 +359,20 @@ def _remove_lanes(mission: Mission, git: Any, state: dict[str, Any]) -> list[str
 def _abort(mission: Mission, state_file: Path) -> dict[str, Any]:
     from kitty.adapters.git import Git
 
-    if not state_file.is_file():
-        raise UsageError("no merge in progress for this mission", "nothing to abort")
-    state = json.loads(state_file.read_text())
     git = Git(mission.project.root, gitpython=True)
+    if not state_file.is_file():
+        path = _merge_path(mission)
+        if not (path.exists() or registered(git, path)):
+            raise UsageError("no merge in progress for this mission", "nothing to abort")
+        # A merge killed before it saved its state: nothing was merged yet.
+        drop_worktree(git, path)
+        return {"mission": mission.slug, "aborted": True, "removed_worktree": str(path)}
+    state = json.loads(state_file.read_text())
+    _clear_dead_locks(mission, state)
     path = Path(state["worktree"])
-    if path.is_dir():
+    if path.is_dir() and registered(git, path):
         Git(path, gitpython=True).abort_merge()
-        git.remove_worktree(path, force=True)
+    drop_worktree(git, path)
     git.set_branch(state["mission_branch"], state["mission_start"])
     state_file.unlink()
     return {

@@ -66,6 +66,7 @@ def test_offline_double_claim_is_a_conflict_never_silent(tmp_path: Path) -> None
     git(a, "push", "-q", "origin", "main")
     git(b, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
     assert ok(b, "status", "--json").json()["conflicts"] == []
+    ok(b, "rebuild")  # a plain pull leaves status.json stale: doctor names that
     assert kitty(b, "doctor").code == 0
 
 

@@ -43,6 +43,10 @@ def flow_series(
     return flow.series(max_points)
 
 
+#: Points a Flow keeps (then halved): far more than `series` draws.
+MAX_KEPT = 20_000
+
+
 class Flow:
     """`flow_series`, kept: a live board adds each new transition once."""
 
@@ -67,6 +71,10 @@ class Flow:
                 points[-1] = point
             else:
                 points.append(point)
+                if len(points) > MAX_KEPT:
+                    # A huge log: every other point goes (the first and the newest stay),
+                    # so memory is bounded; the chart draws at most a few hundred anyway.
+                    points[:] = [points[0], *points[2:-1:2], points[-1]]
 
     def series(self, max_points: int = 300) -> list[dict[str, Any]]:
         points = self.points

@@ -100,7 +100,7 @@ def test_the_sprints_merge_queue_sends_the_culprit_back_and_main_stays_green(
     assert lanes_of(repo) == {"WP01": "done", "WP02": "done"}
     assert stream[-1]["ok"] and stream[-1]["merged"]
     # main never held the two first versions together
-    for commit in git(repo, "rev-list", "main").split():
+    for commit in git(repo, "rev-list", "--first-parent", "main").split():
         names = git(repo, "ls-tree", "--name-only", commit).split()
         texts = [git(repo, "show", f"{commit}:{n}") for n in names if n.startswith("impl_")]
         assert sum("(Implement)" in t for t in texts) < 2, commit

@@ -90,6 +90,8 @@ def describe(command: Mapping[str, Any]) -> str:
         how += f" in {command['seconds']:g}s"
     if command.get("flaky"):
         how += " (flaky: failed, then passed on a re-run)"
+    elif len(command.get("exits") or ()) > 1:
+        how += " (failed again on an immediate re-run)"
     return f"{command['name']} `{command['line']}`: {how}"
 
 

@@ -5,6 +5,7 @@ Kitty 3.2.7 reads, shown by `kitty status --json`."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -123,6 +124,9 @@ def test_verify_without_commands_or_worktree_says_what_to_do(repo: Path) -> None
     project(repo)
     run = kitty(repo, "verify", "WP01")
     assert run.code != 0 and "kitty agent action implement WP01" in run.err
+    hint = run.err.split("start it first: ", 1)[1].split("\n")[0].strip()
+    assert ok(repo, *shlex.split(hint)[1:], "--agent", "claude").code == 0  # runs as printed
+    assert kitty(repo, "verify", "WP01").code == 0
     config = repo / ".kittify" / "config.yaml"
     config.write_text("agents:\n  available: [claude, codex]\n")
     run = kitty(repo, "verify", "WP01")

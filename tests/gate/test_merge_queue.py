@@ -153,3 +153,15 @@ def test_a_lane_that_fails_on_its_own_leaves_main_untouched(repo: Path) -> None:
     assert not result["merged"] and result["sent_back"][0]["with"] == []
     assert git(repo, "rev-parse", "main").strip() == before
     assert len(list(Path(result["gate_output"]).glob("*.log"))) == 2  # the batch, its re-run
+
+
+def test_one_merge_queue_at_a_time(repo: Path) -> None:
+    from filelock import FileLock
+
+    project(repo, wps=1)
+    ready(repo, {"WP01": "one\n"})
+    with FileLock(str(repo / ".git" / "kitty" / f"queue-{SLUG}.lock")):
+        run = kitty(repo, "merge")
+    assert run.code == 75 and "another kitty merge is running" in run.err
+    assert lanes_of(repo) == {"WP01": "approved"}
+    assert ok(repo, "merge", "--json").json()["done"] == ["WP01"]

@@ -147,6 +147,33 @@ def transition(tape: Tape, wp: str, lane: str, clock: list[int]) -> dict[str, An
     return record
 
 
+def gate_delta(code: int | None, failures: int) -> dict[str, Any]:
+    """kitty.workflow.rules.gate's delta for a one-command gate run that exited `code`."""
+    from kitty.workflow.rules import gate
+
+    command: dict[str, Any] = {
+        "name": "test",
+        "line": "pytest -q",
+        "exit": code,
+        "exits": [code],
+        "seconds": 1.5,
+        "output": "/r/out.log",
+        "passed": code == 0,
+        "flaky": False,
+    }
+    if code != 0:
+        command["tail"] = "1 failed"
+    run = {
+        "commit": "a" * 40,
+        "clean": True,
+        "output": "/r",
+        "timeout": 900,
+        "commands": [command],
+        "result": gate.outcome([command]),
+    }
+    return gate.delta(run, failures, gate.LANE, ["WP09"] if failures else [])
+
+
 def annotation(tape: Tape, wp: str, clock: list[int]) -> dict[str, Any]:
     delta: dict[str, Any] = {}
     if tape.chance(2):
@@ -159,6 +186,8 @@ def annotation(tape: Tape, wp: str, clock: list[int]) -> dict[str, Any]:
         delta["subtasks"] = {"T001": "done"}
     if tape.chance(4):
         delta["shell_pid"] = 4242
+    if tape.chance(4):  # the test gate's result, as kitty verify / the sprint / the queue write it
+        delta.update(gate_delta(tape.choice([0, 1, None]), tape.pick(3)))
     return {
         "event_id": tape.ulid(),
         "kind": "annotation",

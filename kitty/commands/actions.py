@@ -299,6 +299,11 @@ def _verify_text(result: dict[str, Any]) -> str:
         lines += ["", failed[0].get("tail") or "", "", f"output: {failed[0]['output']}"]
     else:
         lines.append(f"output: {result['output']}")
+    if result.get("left_behind"):
+        lines.append(
+            "warning: the commands left files in the worktree (ignore or remove them): "
+            + ", ".join(result["left_behind"])
+        )
     return "\n".join(lines)
 
 

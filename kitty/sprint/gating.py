@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kitty.core import lanes
 from kitty.mission.workspace import Mission
+from kitty.mission.worktrees import existing_workspace
 from kitty.sprint.state import SprintState
 from kitty.workflow import moves
 from kitty.workflow.gating.gate import commands, verify_wp
@@ -15,6 +16,20 @@ from kitty.workflow.rules import gate as rules
 
 
 class Gating(SprintState):
+    def ungated(self, mission: Mission, wp_id: str) -> bool:
+        """Whether `wp_id`'s lane HEAD has no gate result yet (a WP moved to for_review by
+        hand, or left there by a sprint killed before its gate ran)."""
+        if not commands(mission):
+            return False
+        from kitty.adapters.git import Git
+
+        ws = existing_workspace(mission, wp_id)
+        if not ws.path.is_dir() or ws.lane_id is None:
+            return False
+        st = mission.board.wps.get(wp_id)
+        tested = st.scalars.get("gate_commit") if st is not None else None
+        return tested != Git(ws.path).sha()
+
     def gate(self, mission: Mission, wp_id: str) -> None:
         """Run the gate on `wp_id` when it waits for review and commands are configured."""
         if mission.board.lane(wp_id) != lanes.FOR_REVIEW or not commands(mission):

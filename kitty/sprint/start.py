@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kitty.agents.clis import MANUAL, Dispatch, Invocation
+from kitty.core import lanes
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
@@ -49,6 +50,11 @@ class Starting(Records):
 
     def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
+        if role == REVIEW and self.ungated(mission, wp_id):  # no review of untested work
+            self.gate(mission, wp_id)
+            mission = self.mission()
+            if mission.board.lane(wp_id) != lanes.FOR_REVIEW:
+                return True
         try:
             claimed = self.take(mission, wp_id, role, agent)
         except KittyError as exc:

@@ -145,6 +145,7 @@ def test_a_blocker_halt_offers_each_answer_then_the_arbiter_then_a_fresh_panel()
             *arbiter_options("gemini"),
             RERUN,
         ],
+        "gate": None,
     }
 
 

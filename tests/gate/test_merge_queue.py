@@ -153,3 +153,28 @@ def test_a_lane_that_fails_on_its_own_leaves_main_untouched(repo: Path) -> None:
     assert not result["merged"] and result["sent_back"][0]["with"] == []
     assert git(repo, "rev-parse", "main").strip() == before
     assert len(list(Path(result["gate_output"]).glob("*.log"))) == 2  # the batch, its re-run
+
+
+def test_one_merge_queue_at_a_time(repo: Path) -> None:
+    from filelock import FileLock
+
+    project(repo, wps=1)
+    ready(repo, {"WP01": "one\n"})
+    with FileLock(str(repo / ".git" / "kitty" / f"queue-{SLUG}.lock")):
+        run = kitty(repo, "merge")
+    assert run.code == 75 and "another kitty merge is running" in run.err
+    assert lanes_of(repo) == {"WP01": "approved"}
+    assert ok(repo, "merge", "--json").json()["done"] == ["WP01"]
+
+
+def test_squash_lands_the_tested_tree_as_one_commit(repo: Path) -> None:
+    project(repo)
+    ready(repo, {"WP01": "one\n", "WP02": "two\n"})
+    before = git(repo, "rev-parse", "main").strip()
+    result = ok(repo, "merge", "--strategy", "squash", "--json").json()
+    head = result["merge_commit"]
+    assert git(repo, "rev-parse", "main").strip() == head
+    assert git(repo, "rev-list", "--parents", "-n1", head).split() == [head, before]
+    assert on_main(repo) == ["src/base.txt", "src/wp01.txt", "src/wp02.txt"]
+    tested = git(repo, "rev-parse", f"{result['tested_commit']}^{{tree}}").strip()
+    assert git(repo, "rev-parse", f"{head}^{{tree}}").strip() == tested

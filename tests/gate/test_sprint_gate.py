@@ -100,7 +100,27 @@ def test_the_sprints_merge_queue_sends_the_culprit_back_and_main_stays_green(
     assert lanes_of(repo) == {"WP01": "done", "WP02": "done"}
     assert stream[-1]["ok"] and stream[-1]["merged"]
     # main never held the two first versions together
-    for commit in git(repo, "rev-list", "main").split():
+    for commit in git(repo, "rev-list", "--first-parent", "main").split():
         names = git(repo, "ls-tree", "--name-only", commit).split()
         texts = [git(repo, "show", f"{commit}:{n}") for n in names if n.startswith("impl_")]
         assert sum("(Implement)" in t for t in texts) < 2, commit
+
+
+@pytest.mark.timeout(180)
+def test_work_waiting_for_review_untested_is_gated_before_a_reviewer_starts(
+    repo: Path, fakes: Path
+) -> None:
+    """A WP moved to for_review by hand (or left there by a sprint killed before its
+    gate): the sprint runs the gate before it dispatches a reviewer."""
+    from tests.gate.project import implement
+    from tests.helpers import ok
+
+    project(repo, wps=1, suite=ALWAYS_FAILS, extra="gate:\n  max_failures: 1\n")
+    implement(repo, "WP01", "by hand\n")
+    ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--agent", "claude",
+       "--note", "ready")  # fmt: skip
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    stream = events(done)
+    assert [e["result"] for e in stream if e["event"] == "gate"] == ["failed"]
+    assert not [c for c in calls(fakes) if c["name"] == "codex"]  # never reviewed
+    assert lanes_of(repo) == {"WP01": "blocked"}

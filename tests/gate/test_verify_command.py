@@ -5,6 +5,7 @@ Kitty 3.2.7 reads, shown by `kitty status --json`."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -123,6 +124,9 @@ def test_verify_without_commands_or_worktree_says_what_to_do(repo: Path) -> None
     project(repo)
     run = kitty(repo, "verify", "WP01")
     assert run.code != 0 and "kitty agent action implement WP01" in run.err
+    hint = run.err.split("start it first: ", 1)[1].split("\n")[0].strip()
+    assert ok(repo, *shlex.split(hint)[1:], "--agent", "claude").code == 0  # runs as printed
+    assert kitty(repo, "verify", "WP01").code == 0
     config = repo / ".kittify" / "config.yaml"
     config.write_text("agents:\n  available: [claude, codex]\n")
     run = kitty(repo, "verify", "WP01")
@@ -157,3 +161,28 @@ def test_a_failed_gate_makes_the_next_implement_prompt_a_fix(repo: Path) -> None
     assert text.startswith("# Fix WP01") and claimed.json()["fix_mode"]
     top = text.split("## Workspace")[0]
     assert "## The test gate failed" in top and "test_no_file_is_bad" in top
+
+
+def test_files_the_commands_leave_behind_are_named(repo: Path, tmp_path: Path) -> None:
+    project(repo, extra="  junk: touch coverage.dat\n")
+    implement(repo, "WP01", "fine\n")
+    assert "left files in the worktree (ignore or remove them): coverage.dat" in (
+        ok(repo, "verify", "WP01").out
+    )
+    again = ok(repo, "verify", "WP01", "--json").json()  # now the tree is not clean
+    assert again["left_behind"] == [] and again["clean"] is False
+    ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--agent", "claude",
+       "--note", "ready", "--force")  # fmt: skip
+    prompt = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
+    assert "the commit alone was not tested" in Path(prompt["prompt"]).read_text()
+
+
+def test_an_untrusted_gate_stops_a_sprint_before_it_claims(repo: Path) -> None:
+    project(repo)
+    config = repo / ".kittify" / "config.yaml"
+    config.write_text(config.read_text().replace("-q ", "-q -x "))
+    run = kitty(repo, "sprint", "--implementer", "claude", "--reviewer", "codex", "--json")
+    said = run.out + run.err
+    assert run.code != 0 and "verify.test" in said and "kitty trust" in said, said
+    lanes = {w["id"]: w["lane"] for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert lanes == {"WP01": "planned", "WP02": "planned"}

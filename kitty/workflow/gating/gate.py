@@ -94,7 +94,8 @@ def run_gate(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     git = Git(cwd)
-    commit, clean = git.sha(), not git.changed_paths()  # what is tested: before it runs
+    before = set(git.changed_paths())
+    commit, clean = git.sha(), not before  # what is tested: before it runs
     label = _free_label(out_dir, label)
     ran: list[dict[str, Any]] = []
     for index, command in enumerate(found, 1):
@@ -123,9 +124,12 @@ def run_gate(
         ran.append(entry)
         if not passed:
             break
+    # files the commands left in the worktree (not ignored): they would block accept
+    left = sorted(set(git.changed_paths()) - before)
     return {
         "commit": commit,
         "clean": clean,
+        "left_behind": left,
         "output": str(out_dir),
         "timeout": timeout,
         "commands": ran,
@@ -189,6 +193,7 @@ def verify_wp(
         "flaky": recorded["gate"] == rules.FLAKY,
         "commit": run["commit"],
         "clean": run["clean"],
+        "left_behind": run["left_behind"],
         "output": run["output"],
         "commands": run["commands"],
         "failures": recorded["gate_failures"],

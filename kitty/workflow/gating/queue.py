@@ -21,7 +21,7 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.core import lanes
-from kitty.errors import GitError, GuardRefused, UsageError
+from kitty.errors import GitError, GuardRefused, LockBusy, UsageError
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import mission_branch, target_branch
 from kitty.workflow import merging
@@ -58,9 +58,34 @@ def merge(
     if strategy not in ("merge", "squash"):
         raise UsageError(f"unknown strategy {strategy!r}", "use merge or squash")
     path = state_path(mission)
+    if not path.is_file() and (no_verify or resume or abort or not gate.commands(mission)):
+        return _plain(mission, strategy, keep_worktrees, resume, abort, no_verify)
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(mission.project.lock_path(f"queue-{mission.slug}")), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockBusy(
+            f"another kitty merge is running the merge queue of {mission.slug}",
+            "wait for it to finish; a killed one frees the lock (then `kitty merge --resume`)",
+        ) from None
+    try:
+        return _queued(mission, path, strategy, keep_worktrees, resume, abort, log_dir)
+    finally:
+        lock.release()
+
+
+def _queued(
+    mission: Mission,
+    path: Path,
+    strategy: str,
+    keep_worktrees: bool,
+    resume: bool,
+    abort: bool,
+    log_dir: Path | None,
+) -> dict[str, Any]:
     if not path.is_file():
-        if no_verify or resume or abort or not gate.commands(mission):
-            return _plain(mission, strategy, keep_worktrees, resume, abort, no_verify)
         if merging._state_path(mission).is_file():
             raise GuardRefused(
                 "a merge of this mission is already in progress",

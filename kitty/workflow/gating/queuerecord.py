@@ -138,6 +138,7 @@ def record(mission: Mission, git: Any, path: Path, state: dict[str, Any]) -> dic
         "merged": bool(final),
         "complete": complete,
         "merge_commit": final,
+        "tested_commit": state["head"] if final else None,  # squash: the same tree
         "target": state["target"],
         "strategy": state["strategy"],
         "done": kept,

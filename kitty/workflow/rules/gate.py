@@ -90,6 +90,8 @@ def describe(command: Mapping[str, Any]) -> str:
         how += f" in {command['seconds']:g}s"
     if command.get("flaky"):
         how += " (flaky: failed, then passed on a re-run)"
+    elif len(command.get("exits") or ()) > 1:
+        how += " (failed again on an immediate re-run)"
     return f"{command['name']} `{command['line']}`: {how}"
 
 
@@ -109,6 +111,7 @@ def delta(
         "gate_output": run["output"],
         "gate_failures": failures_before + (1 if result == FAILED else 0),
         "gate_tail": failed[0].get("tail") if failed else None,
+        "gate_clean": run.get("clean", True),
         "gate_run": dict(run),
     }
 
@@ -150,9 +153,14 @@ def passed_text(scalars: Mapping[str, Any]) -> str | None:
     if scalars.get("gate") not in (PASSED, FLAKY):
         return None
     flaky = " (one command was flaky: it failed, then passed on a re-run)"
+    dirty = (
+        " (with uncommitted changes in the worktree: the commit alone was not tested)"
+        if scalars.get("gate_clean") is False
+        else ""
+    )
     return (
         f"kitty ran the project's verification commands and the tests passed at "
-        f"{scalars.get('gate_commit')}{flaky if scalars.get('gate') == FLAKY else ''}: "
+        f"{scalars.get('gate_commit')}{flaky if scalars.get('gate') == FLAKY else ''}{dirty}: "
         f"{scalars.get('gate_summary')}. Review that commit's tree."
     )
 

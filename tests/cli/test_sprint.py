@@ -932,6 +932,13 @@ def test_an_implementer_that_commits_nothing_fails_and_nothing_is_approved(
     row = end["summary"][0]
     assert row["lane"] == "blocked" and "ended without a commit" in row["failed_run"]
     assert "merged" not in end["reason"] and "WP01" in end["reason"]
+    from kitty.commands.sprint_view import describe, summary_text
+
+    line = describe(finished[0]) or ""
+    assert line.startswith("✗ WP01 implement by claude: exit") and "ended without a commit" in line
+    assert "→ for_review" not in line
+    assert "WP01: its last implement run ended without a commit" in summary_text(end)
+    assert "merged" not in summary_text(end).splitlines()[0]
     text = subprocess.run(
         kitty_argv(repo, "status", "--json"), capture_output=True, text=True, check=True
     )

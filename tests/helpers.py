@@ -163,3 +163,66 @@ def imported_by(repo: Path, *args: str) -> tuple[str, set[str]]:
     assert done.returncode == 0, done.stderr
     line = done.stderr.splitlines()[-1].removeprefix("MODULES=")
     return done.stdout, set(line.split(","))
+
+
+def lane_commit(
+    repo: Path, wp_id: str, slug: str | None = None, name: str | None = None, text: str = ""
+) -> str:
+    """Commit a file of `wp_id`'s own on its lane branch (in its lane worktree when it
+    exists, else straight onto the branch, created from the mission or target branch):
+    the work a WP needs before it may enter for_review (issue 41). Returns the commit."""
+    specs = repo / "kitty-specs"
+    slug = slug or next(p.name for p in sorted(specs.iterdir()) if (p / "lanes.json").is_file())
+    doc = json.loads((specs / slug / "lanes.json").read_text())
+    lane = next(x["lane_id"] for x in doc["lanes"] if wp_id in x["wp_ids"])
+    name = name or f"src/{wp_id.lower()}_work.py"
+    content = text or f"# {wp_id} {len(git(repo, 'rev-list', '--all').split())}\n"
+    worktree = repo / ".worktrees" / f"{slug}-{lane}"
+    if worktree.is_dir():
+        (worktree / name).parent.mkdir(parents=True, exist_ok=True)
+        (worktree / name).write_text(content)
+        git(worktree, "add", name)
+        git(worktree, "commit", "-qm", f"feat({wp_id}): work")
+        return git(worktree, "rev-parse", "HEAD").strip()
+    branch = f"refs/heads/kitty/mission-{slug}-{lane}"
+    meta = json.loads((specs / slug / "meta.json").read_text())
+    parents = [
+        branch,
+        f"refs/heads/kitty/mission-{slug}",
+        f"refs/heads/{meta.get('target_branch') or 'main'}",
+    ]
+    parent = next(
+        out.strip()
+        for ref in parents
+        if (
+            out := subprocess.run(
+                ["git", "rev-parse", "--verify", "-q", ref],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+    )
+    blob = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=repo,
+        input=content,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    env = {**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / f"kitty-test-index-{wp_id}")}
+    subprocess.run(["git", "read-tree", parent], cwd=repo, env=env, check=True)
+    subprocess.run(
+        ["git", "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}"],
+        cwd=repo,
+        env=env,
+        check=True,
+    )
+    tree = subprocess.run(
+        ["git", "write-tree"], cwd=repo, env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    Path(env["GIT_INDEX_FILE"]).unlink()
+    sha = git(repo, "commit-tree", tree, "-p", parent, "-m", f"feat({wp_id}): work").strip()
+    git(repo, "update-ref", branch, sha)
+    return sha

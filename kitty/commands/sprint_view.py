@@ -93,6 +93,8 @@ def describe(event: dict[str, Any]) -> str | None:
             mark, how = "✗", f"rejected, review cycle {event.get('cycle')} ({how})"
         elif event.get("verdict") == "approved":
             how = f"approved ({how})"
+        if event.get("reason"):  # an implement run that left nothing committed (issue 41)
+            mark, how = "✗", f"{how}; {event['reason']}"
         return (
             f"{mark} {event['wp_id']} {event['role']} by {event['agent']}: {how} "
             f"after {event['seconds']}s → {event['lane']}"
@@ -153,6 +155,9 @@ def summary_text(event: dict[str, Any]) -> str:
             f"{','.join(row['reviewers']) or '-':<18} "
             f"{humanize_duration(row['agent_seconds']):>10}"
         )
+    for row in event["summary"]:
+        if row.get("failed_run"):
+            lines.append(f"{row['wp_id']}: its last implement run {row['failed_run']}")
     for problem in event.get("problems", []):
         lines.append(f"problem: {problem}")
     lines.append(f"logs: {event['logs']}")

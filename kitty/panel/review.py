@@ -64,11 +64,14 @@ class PanelReview(PanelLanes):
         rdir.mkdir(parents=True, exist_ok=True)
         write_json(rdir / "plan.json", plan_json(entries, self.opts.max_rounds, roster))
         note = f"review panel round {round_no}: {len(entries)} reviewer(s)"
-        self.annotate(mission, {"review_round": round_no, "note": note})
-        reports: list[Report] = []
-        failures: list[str] = []
         workspace = Path(scope["workspace"])
         before = fingerprint(workspace)  # reviewers are read-only (seed 002's mutation check)
+        delta: dict[str, Any] = {"review_round": round_no, "note": note}
+        if before:  # the commit this round reviews: its approval approves it (issue 41)
+            delta["review_commit"] = before.split("+", 1)[0]
+        self.annotate(mission, delta)
+        reports: list[Report] = []
+        failures: list[str] = []
         rules = self.rules()
         for wave in next_actions(state, Results(entries=tuple(entries)), rules):
             assert isinstance(wave, DispatchReviewers)

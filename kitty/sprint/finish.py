@@ -33,7 +33,7 @@ class Finishing(SprintState):
             reason = sprintplan.finish_reason(result["accepted"], result["merged"])
         else:
             reason = "nothing more can move: " + "; ".join(self.stuck(self.mission()))
-        rows = report_rows(self.mission(), self.stats, self.halted)
+        rows = report_rows(self.mission(), self.stats, self.halted, self.failed_runs)
         self.after_finish(result)
         ok = all_approved and (
             "finished_by" in result
@@ -93,6 +93,7 @@ class Finishing(SprintState):
         decision = decide(self.ctx(mission))
         return (
             [f"{w}: review halted (reviewer failed; see the options)" for w in self.halted]
+            + [f"{w}: its last implement run {why}" for w, why in self.failed_runs.items()]
             + sprintplan.foreign_holds(
                 self.slug, mission.board.wps, mission.all_ids(), self.jobs, self.run_id
             )

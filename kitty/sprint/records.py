@@ -27,6 +27,10 @@ class Records(Gating):
         supervise.close_log(job, how, seconds, now_text())
         self.stats.setdefault(job.wp_id, WPStats()).seconds += seconds
         mission = self.mission()
+        why = self.no_commit(mission, job.wp_id) if job.role == sprintplan.IMPLEMENT else None
+        if why is not None:
+            mission = self.mission()  # a forced entry into review was undone
+            self.failed_runs[job.wp_id] = why
         lane = mission.board.lane(job.wp_id)
         key = (job.wp_id, job.role)
         failures = self.failures.get(key, 0) + (0 if sprintplan.left_done(job.role, lane) else 1)
@@ -37,6 +41,7 @@ class Records(Gating):
             "role": job.role,
             "agent": job.agent,
             "how": how,
+            "reason": why,
             "lane": lane,
             "ok": verdict == sprintplan.DONE,
             "seconds": round(seconds, 1),
@@ -51,15 +56,16 @@ class Records(Gating):
         self.emit(finished)
         if verdict == sprintplan.DONE:
             if job.role == sprintplan.IMPLEMENT:
+                self.failed_runs.pop(job.wp_id, None)
                 self.gate(mission, job.wp_id)  # the tests, before a reviewer sees it
             return
         if verdict == sprintplan.HALT_REVIEW:
             self.halt(mission, job.wp_id, job.agent, how)
             return
         reason = (
-            f"{job.agent} ({job.role}) ended with {how} and left {job.wp_id} in {lane}; "
-            f"log: {job.log_path}"
-        )
+            f"{job.agent} ({job.role}) ended with {how}" + (f" and {why}" if why else "")
+            + f", and left {job.wp_id} in {lane}; log: {job.log_path}"
+        )  # fmt: skip
         self.failures[key] = failures
         self.note(
             mission, job.wp_id, f"sprint: {reason} (failure {failures} of {self.opts.retries + 1})"
@@ -70,6 +76,32 @@ class Records(Gating):
         self.retry.append((job.wp_id, job.role, job.agent))
         self.emit({"event": "retry", "wp_id": job.wp_id, "agent": job.agent,
                    "attempt": failures + 1})  # fmt: skip
+
+    def no_commit(self, mission: Mission, wp_id: str) -> str | None:
+        """Why an implement run failed its WP for want of committed work (issue 41): the
+        WP is still in progress with nothing of its own committed or files left, or it
+        was forced into review so (then it goes back to in_progress, recorded). None
+        when the lane holds the WP's committed work."""
+        from kitty.core.ready import run_failure
+        from kitty.mission.readiness import lane_facts
+
+        st = mission.board.wps.get(wp_id)
+        if st is None or st.lane not in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.FOR_REVIEW):
+            return None
+        forced = st.scalars.get("review_forced") if st.lane == lanes.FOR_REVIEW else None
+        if st.lane == lanes.FOR_REVIEW and not forced:
+            return None
+        facts = lane_facts(mission, wp_id, st)
+        why = run_failure(facts) if facts is not None else None
+        if forced:
+            moves.move_task(
+                mission, wp_id, lanes.IN_PROGRESS, agent="sprint", force=True,
+                note=f"sprint: the implement run forced {wp_id} into review ({forced})",
+            )  # fmt: skip
+            why = (
+                why or "forced its way into review"
+            ) + " (its forced move to for_review is undone)"
+        return why
 
     def halt(self, mission: Mission, wp_id: str, reviewer: str, why: str) -> None:
         """A failed reviewer stops that WP in this sprint: never a silent approval, never the

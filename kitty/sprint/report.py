@@ -27,9 +27,13 @@ class WPStats:
 
 
 def summary_rows(
-    final: Mission, stats: dict[str, WPStats], halted: dict[str, str]
+    final: Mission,
+    stats: dict[str, WPStats],
+    halted: dict[str, str],
+    failed_runs: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per WP for the `end` event: lane, cycles, who worked on it, for how long."""
+    """One row per WP for the `end` event: lane, cycles, who worked on it, for how long,
+    and why its last implement run failed for want of committed work (`failed_run`)."""
     rows = []
     for wp_id in final.all_ids():
         st = final.board.wps.get(wp_id)
@@ -44,6 +48,7 @@ def summary_rows(
                 "agent_seconds": round(wp_stats.seconds, 1),
                 "runs": wp_stats.runs,
                 "halted": halted.get(wp_id),
+                "failed_run": (failed_runs or {}).get(wp_id),
             }
         )
     return rows

@@ -62,6 +62,14 @@ class Starting(Records):
             return True
         st = mission.board.wps[wp_id]  # the claim's write left the board fresh
         prompt_path = Path(claimed["prompt"])
+        why = self.failed_runs.get(wp_id) if role == IMPLEMENT else None
+        if why is not None:  # the re-run of a run that left nothing committed: say so first
+            from kitty.adapters.files import atomic_write
+            from kitty.core.ready import retry_header
+
+            wp = mission.wps[wp_id]
+            header = retry_header(wp_id, wp.title, why, claimed["workspace"])
+            atomic_write(prompt_path, header + prompt_path.read_text(encoding="utf-8"))
         job = self.new_job(wp_id, role, agent, st.review_cycles + 1)
         extra = (
             {"result_file": str(job.log_path.with_suffix(".result.md"))} if role == REVIEW else {}

@@ -62,6 +62,8 @@ class SprintState:
         self.jobs: dict[str, Job] = {}
         self.halted: dict[str, str] = {}
         self.failures: dict[tuple[str, str], int] = {}
+        #: Why a WP's last implement run failed for want of committed work (issue 41).
+        self.failed_runs: dict[str, str] = {}
         self.retry: list[sprintplan.Retry] = []  # re-dispatched before anything else
         self.stats: dict[str, WPStats] = {}
         self.turn = 0

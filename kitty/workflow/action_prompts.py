@@ -109,15 +109,21 @@ def deliver(
     }
 
 
-def lane_changes(mission: Mission, ws: LaneWorkspace, base: Any) -> tuple[list[str], list[str]]:
-    """The commits (subjects) and changed files of the lane branch since `base`."""
+def lane_changes(
+    mission: Mission, ws: LaneWorkspace, base: Any, head: str | None = None
+) -> tuple[list[str], list[str], str]:
+    """The commits (subjects), changed files and `git diff --stat` of the lane branch
+    (up to `head`, the reviewed commit, when given) since `base`."""
     commits: list[str] = []
     changed: list[str] = []
+    stat = ""
     if ws.branch and base:
         from kitty.adapters.git import Git
 
         git = Git(mission.project.root, gitpython=True)
+        tip = head if head and git.rev(head) else ws.branch
         if git.branch_exists(ws.branch):
-            commits = git.log_subjects(str(base), ws.branch)
-            changed = git.changed_between(str(base), ws.branch)
-    return commits, changed
+            commits = git.log_subjects(str(base), tip)
+            changed = git.changed_between(str(base), tip)
+            stat = git.status("diff", "--stat", f"{base}..{tip}")[1]
+    return commits, changed, stat

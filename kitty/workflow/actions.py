@@ -291,7 +291,9 @@ def review(
     st = mission.board.wps[wp_id]
     ws = existing_workspace(mission, wp_id)
     base = st.scalars.get("base_commit")
-    commits, changed = lane_changes(mission, ws, base)
+    reviewed = st.scalars.get("review_commit")  # recorded as it entered review (issue 41)
+    reviewed = reviewed if isinstance(reviewed, str) and reviewed else None
+    commits, changed, stat = lane_changes(mission, ws, base, reviewed)
     feedback, ref = last_feedback(mission, st)
     dependents = sorted((w.wp_id, w.title) for w in mission.wps.values() if wp_id in w.dependencies)
     prompt = {
@@ -302,8 +304,13 @@ def review(
         "changed_files": changed,
         "commits": commits,
         "gate_passed": gate.passed_text(st.scalars),
+        "reviewed_commit": reviewed,
+        "diff_stat": stat,
     }
-    return deliver(mission, wp_id, "review", who, ws, st, prompt, base=base, changed_files=changed)
+    return deliver(
+        mission, wp_id, "review", who, ws, st, prompt, base=base, changed_files=changed,
+        reviewed_commit=reviewed,
+    )  # fmt: skip
 
 
 def _review_records(mission: Mission, board: Board, claim: _ReviewClaim) -> list[dict[str, Any]]:

@@ -2,16 +2,21 @@
 
 A review records the lane worktree's fingerprint (HEAD and the state of its files)
 when it starts; an approval from that review, and each panel round, compares it
-with the lane as it is then. Plain `git` processes: this runs on a move, where
-GitPython is not imported.
+with the lane as it is then. `lane_guard` is what a move checks of its lane: the
+fingerprint, and the "ready for review" guard of issue 41 (kitty.mission.readiness).
+Plain `git` processes: this runs on a move, where GitPython is not imported.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
+from typing import Any
 
 from kitty.adapters.git import Git
+from kitty.core import lanes
+from kitty.core.move import MoveRequest
+from kitty.errors import GuardRefused
+from kitty.mission.workspace import Mission
 
 
 def _git(path: Path, *args: str) -> str | None:
@@ -27,6 +32,8 @@ def fingerprint(path: Path) -> str | None:
     status = _git(path, "status", "--porcelain", "--untracked-files=all")
     if head is None or status is None:
         return None
+    import hashlib
+
     return f"{head.strip()}+{hashlib.sha1(status.encode()).hexdigest()[:12]}"
 
 
@@ -51,3 +58,48 @@ def changes(path: Path, before: str) -> str | None:
     if dirty:
         parts.append("uncommitted: " + ", ".join(dirty[:10]))
     return "; ".join(parts) or "the worktree's files changed"
+
+
+def lane_guard(
+    mission: Mission, wp_id: str, target: str | None, req: MoveRequest
+) -> tuple[dict[str, Any], GuardRefused | None]:
+    """What a move checks of the WP's lane, and what its event records of it (issue 41):
+    entering review needs a commit of the WP's own and a clean lane worktree (the head
+    is recorded); an approval approves the head that entered review, unchanged during
+    the review (the commit is recorded). Git runs only on these two moves. Returns what
+    the event records and the refusal the move raises once its own guards passed."""
+    if target not in (lanes.FOR_REVIEW, lanes.APPROVED):
+        return {}, None
+    from kitty.mission import readiness
+
+    actor = req.actor or "NAME"
+    if target == lanes.FOR_REVIEW:
+        return readiness.for_review_gate(mission, wp_id, actor, req.force, req.note)
+    if not req.force:
+        unchanged_during_review(mission, wp_id)
+    return readiness.approval_gate(mission, wp_id, actor, req.force)
+
+
+def unchanged_during_review(mission: Mission, wp_id: str) -> None:
+    """An approval from `kitty agent action review` approves what the reviewer read: the
+    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
+    st = mission.board.wps.get(wp_id)
+    if st is None or st.lane != lanes.IN_REVIEW:
+        return
+    recorded = str(st.scalars.get("review_head") or "")
+    fingerprint, _, reviewer = recorded.rpartition("@")
+    if not fingerprint or reviewer != st.reviewer:
+        return
+    from kitty.mission.worktrees import existing_workspace
+
+    path = existing_workspace(mission, wp_id).path
+    changed = changes(path, fingerprint)
+    if changed:
+        raise GuardRefused(
+            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
+            "an approval would approve code nobody reviewed",
+            "reviewers are read-only; send it back with the findings "
+            '(--to planned --note "..."), or another agent reviews the new head: '
+            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
+            '--takeover --note "the lane changed during the review"',
+        )

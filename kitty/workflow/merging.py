@@ -77,6 +77,9 @@ def _preflight(mission: Mission) -> None:
         problems += [
             f"{rows[0].source} blocks {wp_id}: {b}" for b in issue_blockers(wp_id, lanes.DONE, rows)
         ]
+    from kitty.mission.readiness import unreviewed_lanes
+
+    problems += unreviewed_lanes(mission)  # main receives exactly what was reviewed
     if problems:
         raise NotReady(
             f"{mission.slug} cannot be merged",

@@ -23,6 +23,7 @@ from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission.workspace import AGENT_ENV, Mission
 from kitty.workflow.autocommit import autocommit
+from kitty.workflow.lanecheck import lane_guard
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
@@ -160,20 +161,13 @@ def move_task(
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
     actor = mission.actor(agent)
     req = MoveRequest(
-        to_lane=to_lane,
-        actor=actor,
-        force=force,
-        note=note,
-        has_feedback=doc is not None,
-        merged=merged,
-        self_review_fallback=self_review_fallback,
-        intended_reviewer=intended_reviewer,
-        reviewer_failure_reason=reviewer_failure_reason,
-    )
+        to_lane=to_lane, actor=actor, force=force, note=note, has_feedback=doc is not None,
+        merged=merged, self_review_fallback=self_review_fallback,
+        intended_reviewer=intended_reviewer, reviewer_failure_reason=reviewer_failure_reason,
+    )  # fmt: skip
     subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
-    if lanes.canonical(to_lane) == lanes.APPROVED and not force:
-        _lane_unchanged(mission, wp_id)
+    recorded, unready = lane_guard(mission, wp_id, lanes.canonical(to_lane), req)  # issue 41
     outcome: dict[str, Any] = {}
     written: list[Path] = []
 
@@ -183,8 +177,11 @@ def move_task(
             outcome["holder"] = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
         state, hops = _on_the_way(mission, wp_id, board, subtasks, req, policy, policy_extra)
         check = check_move(wp_id, state, subtasks, req, policy, mission.slug)
+        if unready is not None:
+            raise unready
         outcome["check"] = replace(check, from_lane=hops[0]["from_lane"]) if hops else check
-        return hops + _records(mission, wp_id, check, req, doc, written, policy_extra)
+        extra = {**(policy_extra or {}), **recorded} if recorded else policy_extra
+        return hops + _records(mission, wp_id, check, req, doc, written, extra)
 
     try:
         records = mission.record(build)
@@ -222,33 +219,6 @@ def _moved(
         "event_ids": [r["event_id"] for r in records],
         "warnings": warnings,
     }
-
-
-def _lane_unchanged(mission: Mission, wp_id: str) -> None:
-    """An approval from `kitty agent action review` approves what the reviewer read: the
-    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
-    st = mission.board.wps.get(wp_id)
-    if st is None or st.lane != lanes.IN_REVIEW:
-        return
-    recorded = str(st.scalars.get("review_head") or "")
-    fingerprint, _, reviewer = recorded.rpartition("@")
-    if not fingerprint or reviewer != st.reviewer:
-        return
-    from kitty.errors import GuardRefused
-    from kitty.mission.worktrees import existing_workspace
-    from kitty.workflow.lanecheck import changes
-
-    path = existing_workspace(mission, wp_id).path
-    changed = changes(path, fingerprint)
-    if changed:
-        raise GuardRefused(
-            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
-            "an approval would approve code nobody reviewed",
-            "reviewers are read-only; send it back with the findings "
-            '(--to planned --note "..."), or another agent reviews the new head: '
-            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
-            '--takeover --note "the lane changed during the review"',
-        )
 
 
 def _fallback_warning(

@@ -206,3 +206,55 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
         assert DENIED.search(results[0]) and not made[0], (name, results)
         assert not DENIED.search(results[1]) and not DENIED.search(results[2]), (name, results)
         assert made[1], (name, results)
+
+
+@dataclass
+class Blind(Script):
+    """An implementer that overwrites its owned file without reading it first: qwen's
+    write tool refuses that, so nothing changes and nothing is committed; it then runs
+    the prompt's commit and for_review lines anyway and says it is done (issue 41)."""
+
+    def plan(self, prompt: str, results: list[str]) -> list[Action]:
+        actions = super().plan(prompt.replace("# Fix ", "# Implement ", 1), results)
+        return [a for a in actions if a.tool != "read"]
+
+
+@pytest.mark.timeout(300)
+def test_a_real_agent_whose_write_is_refused_commits_nothing_and_nothing_is_approved(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The real qwen CLI behind the double: its write is refused, so its run leaves no
+    commit; kitty refuses the for_review move, the sprint counts the run as failed (the
+    reason in --json), re-runs it with the reason on top of the prompt, blocks the WP,
+    never dispatches the reviewer and ends non-zero without merging."""
+    require("qwen")
+    (repo / "src").mkdir()
+    (repo / "src" / "wp01.txt").write_text("placeholder\n")  # exists, never read by qwen
+    make_mission(repo, wps=WPS[:1])
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    script = Blind(feedback_dir=tmp_path)
+    with serve() as double:
+        double.responders += [chat(script)]
+        env = environment("qwen", tmp_path / "agent-home", double.url)
+        done = subprocess.run(
+            kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", "qwen",
+                       "--reviewer", "codex", "--merge", "--retries", "1", "--timeout", "120"),
+            capture_output=True, text=True, timeout=280, env=env,
+        )  # fmt: skip
+    stream = events(done.stdout)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    # the write was refused, so the move to for_review was refused too
+    assert any("has not been read" in r for r in script.results), script.results
+    assert any("is not ready for review" in r for r in script.results), script.results
+    finished = [e for e in stream if e["event"] == "finished"]
+    assert [e["role"] for e in finished] == ["implement", "implement"]
+    assert all(not e["ok"] and "ended without a commit" in e["reason"] for e in finished)
+    fixes = [p for p in script.prompts if p.startswith("# Fix WP01")]
+    assert len(fixes) == 1 and "Your run ended without a commit" in fixes[0]
+    assert not [e for e in stream if e["event"] == "dispatch" and e["role"] == "review"]
+    end = stream[-1]
+    assert end["event"] == "end" and not end["ok"] and not end["merged"]
+    assert "WP01" in end["reason"] and "merged" not in end["reason"]
+    status = ok(repo, "status", "--json").json()["work_packages"]
+    assert [w["lane"] for w in status] == ["blocked"]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import ARTIFACTS, Watched, record, serve, stop
-from tests.helpers import kitty_argv, make_mission, ok
+from tests.helpers import kitty_argv, lane_commit, make_mission, ok
 
 WPS = [
     {
@@ -55,6 +55,7 @@ def wait_for(page: Any, expression: str, timeout: float = 30000) -> bool:
 
 def mission_with_history(repo: Path) -> None:
     make_mission(repo, wps=WPS)
+    lane_commit(repo, "WP01")  # its work, so it may enter review (issue 41)
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done", "--mission", "demo")
     for wp, lane, agent in [
         ("WP01", "claimed", "claude"),

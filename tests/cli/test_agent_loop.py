@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kitty.errors import GuardRefused
-from tests.helpers import git, kitty, make_mission, ok
+from tests.helpers import git, kitty, lane_commit, make_mission, ok
 
 SLUG = "demo-01ABCDEF"
 WPS = [
@@ -33,6 +33,7 @@ def to_review(repo: Path, agent: str = "claude") -> None:
     ok(repo, "move", "WP01", "claimed", "--agent", agent)
     ok(repo, "move", "WP01", "in_progress", "--agent", agent)
     ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", agent, "--note", "ready")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex")
 
@@ -43,6 +44,7 @@ def reject(repo: Path, times: int) -> None:
             ok(repo, "move", "WP01", "claimed", "--agent", "claude")
             ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
             ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+            lane_commit(repo, "WP01")
             ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "fixed")
             ok(repo, "move", "WP01", "in_review", "--agent", "codex")
         else:
@@ -225,6 +227,7 @@ def test_the_cycle_cap_holds_again_after_an_escalation(repo: Path) -> None:
         ok(repo, "move", "WP01", "claimed", "--agent", "claude")
         ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
         ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+        lane_commit(repo, "WP01")
         ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "fixed")
         ok(repo, "move", "WP01", "in_review", "--agent", "codex")
         ok(repo, "move", "WP01", "planned", "--agent", "codex", "--note", f"again {n}")
@@ -293,6 +296,7 @@ def test_for_review_without_agent_records_an_actor(repo: Path) -> None:
     ok(repo, "move", "WP01", "claimed", "--agent", "claude")
     ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--note", "Ready")
     assert all(e.get("actor") for e in events(repo))
     assert last_move(repo)["actor"] == "user"
@@ -500,6 +504,7 @@ def test_lone_agent_waiting_for_its_own_review_is_blocked_not_wait(repo: Path) -
     ok(repo, "move", "WP01", "claimed", "--agent", "claude")
     ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
     nxt = ok(repo, "next", "--agent", "claude", "--json").json()
     assert nxt["action"] == "blocked"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok
 
 
 def _transitions(mission: Path) -> list[tuple[str, str, str, object]]:
@@ -61,6 +61,8 @@ def test_doing_from_claimed_and_blocked_is_one_event(repo: Path) -> None:
 def test_doing_where_spec_kitty_refuses_it_is_refused(repo: Path) -> None:
     mission = make_mission(repo, wps=[{"wp_id": "WP01"}])
     for lane in ("claimed", "in_progress", "for_review"):
+        if lane == "for_review":
+            lane_commit(repo, "WP01")
         ok(repo, "move", "WP01", lane, "--agent", "claude")
     before = (mission / "status.events.jsonl").read_text()
     run = kitty(repo, "agent", "tasks", "move-task", "WP01", "--to", "doing", "--agent", "x")

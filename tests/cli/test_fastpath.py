@@ -21,7 +21,7 @@ import pytest
 
 from kitty import fastpath
 from kitty.adapters import eventlog
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok
 
 SLUG = "fast-01FASTPA"
 
@@ -169,6 +169,8 @@ def test_hot_commands_do_not_import_click(mission_repo: Path) -> None:
         ["move", "WP02", "blocked", "--agent", "lead", "--note", "waits"],
         ["agent", "tasks", "move-task", "WP02", "--to", "planned", "--agent", "lead"],
         ["next", "--agent", "codex", "--claim", "--json"],
+        # the ready-for-review guard's git facts (issue 41) run plain git processes
+        ["move", "WP01", "for_review", "--agent", "claude", "--force", "--note", "docs only"],
     )
     for args in writes:
         assert heavy(args) == set(), args
@@ -214,6 +216,9 @@ WRITES = [
     ["move", "WP01", "done", "--agent", "claude", "--json"],
     ["move", "WP01", "sideways", "--agent", "claude"],  # no such lane
     ["move", "WP02", "for_review", "--agent", "claude"],  # guard: subtasks not done
+    ["move", "WP05", "for_review", "--agent", "claude"],  # guard: nothing committed (41)
+    ["move", "WP05", "for_review", "--agent", "claude", "--json"],
+    ["move", "WP05", "for_review", "--agent", "claude", "--force", "--note", "docs only"],
     ["move", "WP01", "planned", "--agent", "claude"],  # already there
     ["move", "WP01", "blocked", "--force", "--agent", "lead"],  # --force without --note
     ["move", "WP01", "blocked", "--force", "--agent", "lead", "--json"],
@@ -230,7 +235,8 @@ WRITES = [
 
 @pytest.fixture
 def write_repo(repo: Path) -> Path:
-    """WP01 planned, WP02 claimed by claude with a subtask open, WP03 in review by codex."""
+    """WP01 planned, WP02 claimed by claude with a subtask open, WP03 in review by codex,
+    WP05 in progress by claude with nothing committed."""
     make_mission(
         repo,
         slug=WSLUG,
@@ -239,6 +245,7 @@ def write_repo(repo: Path) -> Path:
             {"wp_id": "WP02", "subtasks": ["T001", "T002"]},
             {"wp_id": "WP03"},
             {"wp_id": "WP04", "deps": ["WP01"]},
+            {"wp_id": "WP05"},
         ],
     )
     for wp, lane, agent in [
@@ -247,7 +254,10 @@ def write_repo(repo: Path) -> Path:
         ("WP03", "in_progress", "claude"),
         ("WP03", "for_review", "claude"),
         ("WP03", "in_review", "codex"),
+        ("WP05", "in_progress", "claude"),
     ]:
+        if lane == "for_review":
+            lane_commit(repo, wp)
         ok(repo, "move", wp, lane, "--agent", agent)
     return repo
 

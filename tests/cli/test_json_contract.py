@@ -13,7 +13,7 @@ import click
 import pytest
 
 from kitty.cli import cli
-from tests.helpers import git, kitty, kitty_argv, make_mission, ok
+from tests.helpers import git, kitty, kitty_argv, lane_commit, make_mission, ok
 
 #: Commands that cannot answer in JSON by nature (they print a script or speak a protocol).
 NO_JSON = {"completion", "mcp"}
@@ -126,6 +126,8 @@ def test_commands_answer_with_schema(repo: Path) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "plan")
     for args in SUCCESS:
+        if args[:3] == ("agent", "tasks", "move-task"):
+            lane_commit(repo, "WP01")  # the work that may enter review (issue 41)
         run = kitty(repo, *args, "--json")
         assert run.code == 0, (args, run.out, run.err)
         check(run)

@@ -17,7 +17,7 @@ import pytest
 from kitty import fastpath
 from kitty.core import limits
 from kitty.errors import UsageError
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok
 
 SLUG = "lim-01LIMITSA"
 
@@ -189,6 +189,7 @@ def test_a_long_rejection_note_writes_no_review_file(mission: Path) -> None:
     repo = mission.parents[1]
     for lane, agent in [("claimed", "claude"), ("in_progress", "claude")]:
         ok(repo, "move", "WP02", lane, "--agent", agent)
+    lane_commit(repo, "WP02")
     ok(repo, "move", "WP02", "for_review", "--agent", "claude")
     ok(repo, "move", "WP02", "in_review", "--agent", "codex")
     before = _log(mission)

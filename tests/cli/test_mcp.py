@@ -7,12 +7,13 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import git, kitty, make_mission, ok
+from tests.helpers import git, kitty, lane_commit, make_mission, ok
 
 mcp = pytest.importorskip("mcp")
 
@@ -27,7 +28,7 @@ WPS = [
 
 def session(
     repo: Path,
-    calls: list[tuple[str, dict[str, Any]]],
+    calls: list[tuple[str | Callable[[], Any], dict[str, Any]]],
     command: list[str] | None = None,
     listing: list[Any] | None = None,
 ) -> list[Any]:
@@ -50,6 +51,9 @@ def session(
             if listing is not None:
                 listing.extend(tools.tools)
             for name, arguments in calls:
+                if callable(name):  # a step outside MCP (a commit in the lane)
+                    results.append(name())
+                    continue
                 results.append(await client.call_tool(name, arguments))
         return results
 
@@ -89,7 +93,8 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
     expected_status = ok(planned, "status", "--json").json()
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps({"schema_version": 1, "reviewer": "codex", "findings": []}))
-    listed, status, nxt, implement, bad, marked, moved, review, verdict = session(
+    to_review = {"wp_id": "WP01", "to": "for_review", "agent": "claude", "note": "ok"}
+    results = session(
         planned,
         [
             ("status", {}),
@@ -97,7 +102,9 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
             ("implement", {"wp_id": "WP01", "agent": "claude"}),
             ("move", {"wp_id": "WP01", "to": "in_reveiw", "agent": "claude"}),
             ("mark_status", {"task_ids": ["T001"], "status": "done", "agent": "claude"}),
-            ("move", {"wp_id": "WP01", "to": "for_review", "agent": "claude", "note": "ok"}),
+            ("move", to_review),  # nothing committed yet: refused (issue 41)
+            (lambda: lane_commit(planned, "WP01"), {}),
+            ("move", to_review),
             ("review", {"wp_id": "WP01", "agent": "codex"}),
             (
                 "review_submit",
@@ -105,6 +112,8 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
             ),
         ],
     )
+    listed, status, nxt, implement, bad, marked, unready, _, moved, review, verdict = results
+    assert unready.is_error and "WP01 is not ready for review" in str(payload(unready))
     assert listed == sorted([*EXECUTION, *PLANNING])
     got = payload(status)
     assert got["schema"] == 1 and not status.is_error

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import git, kitty, ok
+from tests.helpers import git, kitty, lane_commit, ok
 from tests.remotes import clone, publish
 
 CONFIG = "agents:\n  available: [claude, codex]\n  auto_commit: true\n"
@@ -56,6 +56,7 @@ def test_offline_double_claim_is_a_conflict_never_silent(tmp_path: Path) -> None
 
     # Alice finishes; she may not approve her own work, and bob's stale moves do not help her.
     ok(a, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", "alice")
+    lane_commit(a, "WP01")
     ok(a, "move", "WP01", "for_review", "--agent", "alice")
     ok(a, "move", "WP01", "in_review", "--agent", "alice")
     refused = kitty(a, "move", "WP01", "approved", "--agent", "alice")

@@ -20,7 +20,7 @@ import pytest
 
 from kitty import fastpath
 from kitty.adapters import viewcache
-from tests.helpers import git, imported_by, make_mission, ok, write_wp
+from tests.helpers import git, imported_by, lane_commit, make_mission, ok, write_wp
 from tests.helpers import kitty as click_kitty
 
 SLUG = "nextc-01NEXTCACH"
@@ -114,7 +114,10 @@ def test_every_kind_of_change_is_seen(
     changes = [
         ("nothing", lambda: None),
         ("a move (the log)", lambda: ok(mission, "move", "WP01", "in_progress")),
-        ("another move", lambda: ok(mission, "move", "WP01", "for_review")),
+        (
+            "another move",
+            lambda: (lane_commit(mission, "WP01"), ok(mission, "move", "WP01", "for_review")),
+        ),
         ("a claim by another agent", lambda: ok(mission, "next", "--claim", "--agent", "qwen")),
         ("a torn log line", lambda: _append(mission_dir / "status.events.jsonl", "not json\n")),
         ("a WP file", lambda: _depend(next((mission_dir / "tasks").glob("WP03*")), "WP02")),
@@ -162,8 +165,9 @@ def test_the_clock_ends_a_record(
 ) -> None:
     """`for 12m` ticks by the minute, a review turns STALLED after review.stall_minutes:
     each moment is served only while the printed text is still true."""
-    for lane in ("in_progress", "for_review"):
-        ok(mission, "move", "WP01", lane, "--agent", "claude")
+    ok(mission, "move", "WP01", "in_progress", "--agent", "claude")
+    lane_commit(mission, "WP01")
+    ok(mission, "move", "WP01", "for_review", "--agent", "claude")
     ok(mission, "move", "WP01", "in_review", "--agent", "codex")
     ok(mission, "move", "WP03", "claimed", "--agent", "gemini")
     # a stall limit between two minute ticks: only the limit itself ends a record there

@@ -22,7 +22,7 @@ import click
 import pytest
 
 from kitty.cli import run
-from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok
+from tests.helpers import git, install_fakes, kitty, kitty_argv, lane_commit, make_mission, ok
 
 IDENTITY = "agents:\n  available: [claude, codex]\nidentity: lead\n"
 
@@ -208,6 +208,7 @@ def _approved(repo: Path, config: str = IDENTITY) -> Path:
     git(repo, "commit", "-qm", "plan")
     ok(repo, "agent", "action", "implement", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex")
     ok(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
@@ -259,6 +260,7 @@ def test_review_prompt_warns_about_dependent_wps(repo: Path) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "plan")
     ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude")
     out = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex").out
     prompt = Path(re.search(r"^cat (\S+)$", out, re.M).group(1)).read_text()  # type: ignore[union-attr]

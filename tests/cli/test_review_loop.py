@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok
 
 WPS = [
     {"wp_id": "WP01", "title": "Alpha", "subtasks": ["T001"]},
@@ -21,6 +21,7 @@ def to_review(repo: Path, implementer: str = "claude", reviewer: str = "codex") 
     for lane in ("claimed", "in_progress"):
         ok(repo, "move", "WP01", lane, "--agent", implementer)
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", implementer)
     ok(repo, "move", "WP01", "in_review", "--agent", reviewer)
 

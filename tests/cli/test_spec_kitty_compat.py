@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests import oracle
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok
 
 WPS = [{"wp_id": "WP01", "subtasks": ["T001"]}, {"wp_id": "WP02", "subtasks": ["T002"]}]
 SLUG = "demo-01ABCDEF"
@@ -211,6 +211,7 @@ def test_agent_tasks_status_answers_in_spec_kittys_shape(repo: Path, tmp_path: P
     mission = make_mission(repo, wps=FOUR)
     ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", "claude")
+    lane_commit(repo, "WP01")
     ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--agent", "claude")
     ok(repo, "next", "--agent", "codex", "--claim")  # the review, claimed through next
     ok(

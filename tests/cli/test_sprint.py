@@ -16,7 +16,16 @@ import pytest
 
 from kitty.agents.clis import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
 from kitty.teams.liveness import pid_alive
-from tests.helpers import git, install_fakes, kitty, kitty_argv, make_mission, ok, trust
+from tests.helpers import (
+    git,
+    install_fakes,
+    kitty,
+    kitty_argv,
+    lane_commit,
+    make_mission,
+    ok,
+    trust,
+)
 
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
@@ -660,6 +669,7 @@ def test_review_of_a_dead_reviewers_wp_is_taken_over(repo: Path, fakes: Path) ->
     for lane in ("claimed", "in_progress"):
         ok(repo, "move", "WP01", lane, "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
     # codex claims the review from a shell that then exits: its process is gone.
     claim = " ".join(kitty_argv(repo, "agent", "action", "review", "WP01", "--agent", "codex"))
@@ -676,6 +686,7 @@ def test_review_held_by_a_live_reviewer_needs_takeover_with_a_note(repo: Path) -
     for lane in ("claimed", "in_progress"):
         ok(repo, "move", "WP01", lane, "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
     ok(repo, "agent", "action", "review", "WP01", "--agent", "codex")  # this process: alive
     refused = kitty(repo, "agent", "action", "review", "WP01", "--agent", "gemini")
@@ -890,3 +901,51 @@ def test_the_sprint_takes_over_a_stalled_review(repo: Path, fakes: Path) -> None
     assert (takeover["wp_id"], takeover["agent"]) == ("WP01", "codex")
     assert "gemini's review was STALLED" in takeover["message"]
     assert lanes_of(repo)["WP01"] in ("approved", "done"), done.stdout
+
+
+@pytest.mark.parametrize("mode", ["nocommit", "forcecommitless"])
+def test_an_implementer_that_commits_nothing_fails_and_nothing_is_approved(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Issue 41: a run that leaves no commit is a failed run (named, in the outcome line,
+    the summary and --json), retried with the reason on top of its prompt, never sent
+    to a reviewer, never called merged; forcing it into review does not count."""
+    monkeypatch.setenv("FAKE_CLAUDE_MODE", mode)
+    planned(repo, SIX[:1])
+    done = sprint(
+        repo, "--implementer", "claude", "--reviewer", "codex", "--retries", "1", "--merge"
+    )
+    assert done.returncode == 1
+    found = events(done)
+    finished = [e for e in found if e["event"] == "finished"]
+    assert len(finished) == 2 and all(not e["ok"] for e in finished)
+    assert all(e["role"] == "implement" and e["lane"] != "for_review" for e in finished)
+    assert all("ended without a commit" in e["reason"] for e in finished)
+    assert "impl_wp01.txt (untracked)" in finished[0]["reason"]
+    assert not [c for c in calls(fakes) if c["name"] == "codex"]  # never reviewed
+    retry = [c for c in calls(fakes) if c["name"] == "claude"][1]
+    prompt = retry["stdin"] or " ".join(retry["argv"])
+    assert prompt.startswith("# Fix WP01")
+    assert "your run ended without a commit; files left: impl_wp01.txt" in prompt.lower()
+    end = found[-1]
+    assert end["event"] == "end" and not end["ok"] and not end["merged"]
+    row = end["summary"][0]
+    assert row["lane"] == "blocked" and "ended without a commit" in row["failed_run"]
+    assert "merged" not in end["reason"] and "WP01" in end["reason"]
+    from kitty.commands.sprint_view import describe, summary_text
+
+    line = describe(finished[0]) or ""
+    assert line.startswith("✗ WP01 implement by claude: exit") and "ended without a commit" in line
+    assert "→ for_review" not in line
+    assert "WP01: its last implement run ended without a commit" in summary_text(end)
+    assert "merged" not in summary_text(end).splitlines()[0]
+    text = subprocess.run(
+        kitty_argv(repo, "status", "--json"), capture_output=True, text=True, check=True
+    )
+    assert json.loads(text.stdout)["work_packages"][0]["lane"] == "blocked"
+    assert "approved" not in {e.get("to_lane") for e in _log(repo)}
+
+
+def _log(repo: Path) -> list[dict[str, Any]]:
+    path = next((repo / "kitty-specs").glob("*/status.events.jsonl"))
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli.test_sprint import calls, events, fakes, lanes_of, planned, sprint
-from tests.helpers import ok
+from tests.helpers import lane_commit, ok
 
 __all__ = ["fakes"]  # the fixture, used by name
 
@@ -19,6 +19,7 @@ def _for_review_by_hand(repo: Path) -> Path:
     ok(repo, "move", "WP01", "claimed", "--agent", "claude")
     ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude")
     return mission
 

@@ -22,7 +22,7 @@ import pytest
 import kitty
 from kitty import fastpath, hot
 from kitty.adapters import viewcache
-from tests.helpers import git, imported_by, make_mission, ok, write_wp
+from tests.helpers import git, imported_by, lane_commit, make_mission, ok, write_wp
 from tests.helpers import kitty as click_kitty
 
 SLUG = "cache-01CACHEVW"
@@ -171,8 +171,9 @@ def test_the_clock_ends_a_record(
 ) -> None:
     """A review turns silent after review.stall_minutes (30), and its age then ticks by the
     minute: each moment is served only while the printed text is still true."""
-    for lane in ("in_progress", "for_review"):
-        ok(mission, "move", "WP01", lane, "--agent", "claude")
+    ok(mission, "move", "WP01", "in_progress", "--agent", "claude")
+    lane_commit(mission, "WP01")
+    ok(mission, "move", "WP01", "for_review", "--agent", "claude")
     ok(mission, "move", "WP01", "in_review", "--agent", "codex")
     git(mission, "add", "-A")
     git(mission, "commit", "-qm", "in review")

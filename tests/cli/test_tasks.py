@@ -9,7 +9,7 @@ import click
 import pytest
 
 from kitty.cli import cli
-from tests.helpers import git, kitty, make_mission, ok
+from tests.helpers import git, kitty, lane_commit, make_mission, ok
 
 WPS = [
     {"wp_id": "WP01", "title": "Module A", "subtasks": ["T001", "T002"], "owned": ["src/a.py"]},
@@ -119,6 +119,7 @@ def test_full_lifecycle_with_feedback(repo: Path, tmp_path: Path) -> None:
         repo, "agent", "tasks", "mark-status", "T001", "t002", "--status", "done", "--json"
     ).json()
     assert marked["marked"] == {"WP01": {"T001": "done", "T002": "done"}}
+    lane_commit(repo, "WP01")
     ok(repo, "agent", "tasks", "move-task", "WP01", "--to", "for_review", "--note", "ready")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex")
     no_feedback = kitty(repo, "move", "WP01", "planned", "--agent", "codex")
@@ -182,6 +183,7 @@ def test_done_needs_merge_and_approval_needs_another_agent(repo: Path) -> None:
     for lane in ("claimed", "in_progress"):
         ok(repo, "move", "WP01", lane, "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review")
     ok(repo, "move", "WP01", "in_review", "--agent", "claude")
     self_review = kitty(repo, "move", "WP01", "approved", "--agent", "claude")

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from kitty.web import serve as webserve
-from tests.helpers import git, kitty, kitty_argv, make_mission, ok
+from tests.helpers import git, kitty, kitty_argv, lane_commit, make_mission, ok
 
 EVIL = '</script><img src=x onerror="alert(1)"> & "quotes"'
 WPS = [
@@ -248,6 +248,7 @@ def test_the_live_model_grows_into_the_board_a_rebuild_gives(repo: Path) -> None
     from kitty.web import board as webboard
 
     make_mission(repo, wps=WPS)
+    lane_commit(repo, "WP01")  # WP01's work, on its lane branch: it may enter review
     now = 1_900_000_000_000_000
     live = webboard.LiveModel(Mission.open(repo, "demo"), now)
     page = json.loads(webboard.page_json(live.model))

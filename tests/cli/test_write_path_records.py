@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import kitty, make_mission, ok
+from tests.helpers import git, kitty, lane_commit, make_mission, ok
 
 BASE = {
     "evidence": None,
@@ -27,6 +27,15 @@ BASE = {
     "wp_id": "WP01",
 }
 REF = "review-cycle://demo-01ABCDEF/WP01-thing/review-cycle-1.md"
+LANE = "refs/heads/kitty/mission-demo-01ABCDEF-lane-a"
+
+
+def lane_commits(repo: Path) -> dict[str, str]:
+    """What a for_review event records of the lane (issue 41): its head and the base."""
+    return {
+        "lane_head": git(repo, "rev-parse", LANE).strip(),
+        "lane_base": git(repo, "rev-parse", "main").strip(),
+    }
 
 
 def records(mission: Path, last: int) -> list[dict[str, Any]]:
@@ -65,6 +74,7 @@ def in_review(repo: Path) -> Path:
         "--agent",
         "claude",
     )
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "ready")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex")
     return mission
@@ -95,7 +105,7 @@ def test_claim_to_review_records(repo: Path) -> None:
             force=False,
             from_lane="in_progress",
             to_lane="for_review",
-            policy_metadata=None,
+            policy_metadata=lane_commits(repo),
             reason="ready",
         ),
         {"actor": "claude", "delta": {"note": "ready"}, "kind": "annotation", "wp_id": "WP01"},
@@ -180,6 +190,7 @@ def test_rejection_records_and_cycle_file(repo: Path, tmp_path: Path) -> None:
     ok(repo, "move", "WP01", "claimed", "--agent", "claude")
     ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
     ok(repo, "agent", "tasks", "mark-status", "T001", "T002", "--status", "done")
+    lane_commit(repo, "WP01")
     ok(repo, "move", "WP01", "for_review", "--agent", "claude")
     ok(repo, "move", "WP01", "in_review", "--agent", "codex", "--note", "again")
     ok(
@@ -215,7 +226,7 @@ def test_approval_arbiter_and_self_review_records(repo: Path) -> None:
             force=False,
             from_lane="in_review",
             to_lane="approved",
-            policy_metadata=None,
+            policy_metadata={"approved_commit": lane_commits(repo)["lane_head"]},
             reason="Review passed",
             review_result={"reference": None, "reviewer": "codex", "verdict": "approved"},
         ),
@@ -265,12 +276,13 @@ def test_approval_arbiter_and_self_review_records(repo: Path) -> None:
     )
     fallback = records(mission, 2)[0]
     assert fallback["policy_metadata"] == {
+        "approved_commit": lane_commits(repo)["lane_head"],
         "self_review_fallback": {
             "approved_by": "claude",
             "implementer": "claude",
             "intended_reviewer": "codex",
             "reviewer_failure_reason": "exit 3",
-        }
+        },
     }
 
 

@@ -2,7 +2,9 @@
 
 It logs its argv (and stdin) as a JSON line to $FAKE_AGENT_LOG, then acts on
 the prompt like a well-behaved agent, or misbehaves when asked to:
-FAKE_<NAME>_MODE = ok | fail | noop | denied | hang | slow, FAKE_<NAME>_REJECT = WP02,...
+FAKE_<NAME>_MODE = ok | fail | noop | denied | hang | slow | nocommit (writes its file, commits
+nothing, asks for review) | forcecommitless (the same, forcing the move with a note),
+FAKE_<NAME>_REJECT = WP02,...
 
 Review panels (`kitty review run`): $FAKE_PANEL_SCRIPT names a JSON file scripting
 each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage" | "edit"}},
@@ -100,8 +102,9 @@ def main() -> int:
     agent = os.environ.get("KITTY_AGENT", NAME)
     if role in ("Implement", "Fix"):
         name = f"impl_{wp.lower()}.txt"
-        Path(name).write_text(f"{wp} by {NAME} ({role})\n", encoding="utf-8")
-        kitty("safe-commit", name, "-m", f"feat({wp}): fake work")
+        Path(name).write_text(f"{wp} by {NAME} ({role}, {time.time_ns()})\n", encoding="utf-8")
+        if mode not in ("nocommit", "forcecommitless"):
+            kitty("safe-commit", name, "-m", f"feat({wp}): fake work")
         tasks = re.search(r"mark-status ((?:T\d+ ?)+) --mission", prompt)
         if tasks:
             kitty(
@@ -127,6 +130,7 @@ def main() -> int:
             agent,
             "--note",
             "ready",
+            *(["--force"] if mode == "forcecommitless" else []),
         )
         return 0
     reject = os.environ.get(f"FAKE_{NAME.upper()}_REJECT", "").split(",")

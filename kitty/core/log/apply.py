@@ -97,9 +97,31 @@ def apply_transition(st: WPState, ev: Transition) -> None:
         _runtime_claim(st, to_lane, previous, policy, agent, at)
     if ev.review_result is not None:
         _review(st, ev, ev.review_result)
+    if policy and to_lane in _COMMIT_KEYS:
+        _commit(st, policy, _COMMIT_KEYS[to_lane])
     # A forced move's reason may record an arbiter's decision too.
     if ev.force or "arbiter" in policy or "self_review_fallback" in policy or "reclaim" in policy:
         _decisions(st, ev, policy)
+
+
+#: The lane commit a transition records (kitty.mission.readiness), kept as a scalar:
+#: the head that entered review, and the commit an approval approved.
+_COMMIT_KEYS = {
+    lanes.FOR_REVIEW: ("lane_head", "review_commit"),
+    lanes.APPROVED: ("approved_commit", "approved_commit"),
+}
+
+
+def _commit(st: WPState, policy: dict[str, Any], keys: tuple[str, str]) -> None:
+    sha = policy.get(keys[0])
+    if isinstance(sha, str) and sha:
+        st.scalars[keys[1]] = sha
+    if keys[1] == "review_commit":  # a move into review forced past the guard, or not
+        unready = policy.get("review_ready")
+        if isinstance(unready, str) and unready:
+            st.scalars["review_forced"] = unready
+        else:
+            st.scalars.pop("review_forced", None)
 
 
 def _runtime_claim(

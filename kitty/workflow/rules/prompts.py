@@ -42,6 +42,10 @@ class PromptContext:
     commits: Sequence[str] = field(default_factory=tuple)
     gate_failure: str | None = None  # the test gate failed: its text (fix mode)
     gate_passed: str | None = None  # the test gate passed: "the tests passed at <commit>"
+    #: The lane's head when the WP entered review (the commit an approval approves), and
+    #: `git diff --stat` from the base to it (issue 41).
+    reviewed_commit: str | None = None
+    diff_stat: str = ""
 
 
 def _front_matter(wp: WorkPackage) -> str:
@@ -175,12 +179,22 @@ def review_prompt(ctx: PromptContext) -> str:
 def _review_changes(ctx: PromptContext) -> list[str]:
     """How to see the WP's changes, its commits and changed files (and its write scope)."""
     out = ["## The changes of this work package", ""]
-    if ctx.base and ctx.branch:
+    head = ctx.reviewed_commit or ctx.branch
+    if ctx.reviewed_commit:
         out += [
-            f"    git -C {ctx.workspace} diff {ctx.base}..{ctx.branch}",
-            f"    git -C {ctx.workspace} log --oneline {ctx.base}..{ctx.branch}",
+            f"You review commit {ctx.reviewed_commit}: {ctx.branch}'s head when "
+            f"{ctx.wp.wp_id} entered review. An approval approves exactly that commit; "
+            "a lane that moves on is refused.",
             "",
         ]
+    if ctx.base and head:
+        out += [
+            f"    git -C {ctx.workspace} diff {ctx.base}..{head}",
+            f"    git -C {ctx.workspace} log --oneline {ctx.base}..{head}",
+            "",
+        ]
+    if ctx.diff_stat.strip():
+        out += [*(f"    {line}" for line in ctx.diff_stat.rstrip().splitlines()), ""]
     if ctx.commits:
         out += ["Commits:", *[f"- {c}" for c in ctx.commits[:30]], ""]
     if ctx.changed_files:

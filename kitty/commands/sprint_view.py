@@ -155,6 +155,8 @@ def summary_text(event: dict[str, Any]) -> str:
         )
     for problem in event.get("problems", []):
         lines.append(f"problem: {problem}")
+    if event.get("unverified"):
+        lines.append(f"warning: {event['unverified']}")
     lines.append(f"logs: {event['logs']}")
     return "\n".join(lines)
 

@@ -27,6 +27,8 @@ from kitty.workflow.action_prompts import (
     lane_changes,
     last_feedback,
     prompt_path,
+    prompt_setting,
+    review_files,
 )
 from kitty.workflow.dispatches import (
     DISPATCH,
@@ -88,7 +90,10 @@ def implement(
     profile: str | None = None,
     model: str | None = None,
     invocation_id: str | None = None,
+    in_workspace: bool = False,
 ) -> dict[str, Any]:
+    """`in_workspace`: the agent starts in its workspace (the sprint's agent CLIs), so
+    its prompt has no `cd` line."""
     if model and not invocation_id:
         raise UsageError("--model needs --invocation-id", "pass both, or neither")
     who = _who(mission, agent)
@@ -112,6 +117,7 @@ def implement(
         "feedback": feedback,
         "feedback_ref": ref,
         "dependencies": dependency_infos(mission, wp_id),
+        **prompt_setting(mission, in_workspace),
     }
     return deliver(
         mission,
@@ -256,6 +262,7 @@ def review(
     allow_self_review: bool = False,
     takeover: bool = False,
     note: str | None = None,
+    in_workspace: bool = False,
 ) -> dict[str, Any]:
     if takeover and not (note or "").strip():
         raise UsageError("--takeover needs --note", '--takeover --note "why you take it over"')
@@ -289,6 +296,8 @@ def review(
         "base": str(base) if base else None,
         "changed_files": changed,
         "commits": commits,
+        **prompt_setting(mission, in_workspace),
+        **review_files(ws, wp_id),
     }
     return deliver(mission, wp_id, "review", who, ws, st, prompt, base=base, changed_files=changed)
 

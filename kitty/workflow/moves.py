@@ -21,6 +21,7 @@ from kitty.core.record import Record, replace
 from kitty.core.transitions import check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
+from kitty.mission import feedback
 from kitty.mission.workspace import AGENT_ENV, Mission
 from kitty.workflow.autocommit import autocommit
 
@@ -158,10 +159,9 @@ def move_task(
         feedback_file, mission.project.root, mission.config.max_feedback_bytes, force
     )
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
-    actor = mission.actor(agent)
     req = MoveRequest(
         to_lane=to_lane,
-        actor=actor,
+        actor=(actor := mission.actor(agent)),
         force=force,
         note=note,
         has_feedback=doc is not None,
@@ -194,6 +194,7 @@ def move_task(
         raise
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
+    feedback.collected(None if review_doc else feedback_file)  # in the review cycle now
     warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     return _moved(mission, wp_id, check, req, records, warnings)
 

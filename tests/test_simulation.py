@@ -396,7 +396,13 @@ class Sim:
             verdicts = [c for c in printed if "move-task" in c]
             chosen = next(c for c in verdicts if ("--to planned" in c) == reject)
             if reject:
-                feedback = self.repo.parent / f"feedback-{wp_id}-{self.steps}.md"
+                # the file the prompt names (in the lane worktree, a folder git ignores)
+                named = shlex.split(chosen)[-1]
+                feedback = (
+                    Path(named)
+                    if named != "<feedback.md>"
+                    else self.repo.parent / (f"feedback-{wp_id}-{self.steps}.md")
+                )
                 feedback.write_text("Handle the empty case.\n")
                 chosen = chosen.replace("<feedback.md>", str(feedback))
             elif not self.processes and self.rng.random() < self.sc.edit_p:

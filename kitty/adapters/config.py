@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -203,8 +204,14 @@ def _review(review: dict[str, Any], display: str) -> tuple[int, str, int, float]
     return max_cycles, block_at, max_feedback, stall
 
 
-def update(path: Path, agents: list[str] | None, display: str = ".kittify/config.yaml") -> bool:
-    """Set agents.available (when given) and default agents.auto_commit; keep every other key.
+def update(
+    path: Path,
+    agents: list[str] | None,
+    display: str = ".kittify/config.yaml",
+    verify: Mapping[str, Any] | None = None,
+) -> bool:
+    """Set agents.available (when given) and default agents.auto_commit, and `verify`
+    (when given and the file has no `verify` key); keep every other key.
 
     Returns True when the file changed.
     """
@@ -220,6 +227,8 @@ def update(path: Path, agents: list[str] | None, display: str = ".kittify/config
     section.setdefault("available", [])
     section.setdefault("auto_commit", False)
     raw["agents"] = section
+    if verify and "verify" not in raw:
+        raw["verify"] = dict(verify)
     text = yaml.safe_dump(raw, sort_keys=False, default_flow_style=False)
     if text == before:
         return False

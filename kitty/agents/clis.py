@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kitty.agents import grants
 from kitty.core.log.state import as_dict
 from kitty.errors import AgentError
 
@@ -44,6 +45,8 @@ class Dispatch:
     repo: str
     timeout: int = 600
     extra: Mapping[str, str] = field(default_factory=dict)
+    #: The project's verify.* command lines the agent may run too (kitty.agents.grants).
+    commands: tuple[str, ...] = ()
 
 
 #: What a claude implementer or reviewer may do without asking (`claude -p` denies every
@@ -73,12 +76,19 @@ OPENCODE_PERMISSION: dict[str, Any] = {
 }
 
 
+def opencode_permission(commands: tuple[str, ...] = ()) -> dict[str, Any]:
+    """OPENCODE_PERMISSION with the verify commands' bash rules added."""
+    bash = {**OPENCODE_PERMISSION["bash"], **grants.opencode_rules(commands)}
+    return {**OPENCODE_PERMISSION, "bash": bash}
+
+
 def _claude(d: Dispatch) -> Invocation:
     # claude has no directory flag: the worktree is its cwd. The prompt goes on stdin
     # (an argument is capped at 128 KiB by the kernel, and one starting with "-" would
     # be read as an option).
+    tools = ",".join([CLAUDE_TOOLS, *grants.claude_rules(d.commands)])
     return Invocation(
-        ["claude", "-p", "--output-format", "json", "--allowedTools", CLAUDE_TOOLS],
+        ["claude", "-p", "--output-format", "json", "--allowedTools", tools],
         d.workspace,
         stdin=d.prompt,
     )
@@ -104,10 +114,11 @@ def _gemini(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd. --skip-trust trusts it for this session
     # only (in an untrusted folder gemini drops the approval mode back to "default",
     # which nobody answers headless). The prompt on stdin runs it headless.
-    argv = ["gemini", "--skip-trust", "--approval-mode", "default", "--policy"]
-    return Invocation(
-        [*argv, str(GEMINI_POLICY), "--output-format", "json"], d.workspace, stdin=d.prompt
-    )
+    argv = ["gemini", "--skip-trust", "--approval-mode", "default", "--policy", str(GEMINI_POLICY)]
+    if d.commands:  # the verify commands: a policy file of their own, beside the prompt
+        folder = Path(d.prompt_file).parent
+        argv += ["--policy", str(grants.gemini_policy_file(d.commands, folder))]
+    return Invocation([*argv, "--output-format", "json"], d.workspace, stdin=d.prompt)
 
 
 def _llxprt(d: Dispatch) -> Invocation:
@@ -121,7 +132,7 @@ def _opencode(d: Dispatch) -> Invocation:
         ["opencode", "run", "--dir", d.workspace, "--format", "json"],
         d.workspace,
         stdin=d.prompt,
-        env={"OPENCODE_PERMISSION": json.dumps(OPENCODE_PERMISSION)},
+        env={"OPENCODE_PERMISSION": json.dumps(opencode_permission(d.commands))},
     )
 
 
@@ -129,7 +140,8 @@ def _qwen(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd; the prompt on stdin (-p is deprecated).
     # Its default approval mode denies, headless, every tool call the list does not allow.
     return Invocation(
-        ["qwen", "--approval-mode", "default", "--allowed-tools", QWEN_TOOLS,
+        ["qwen", "--approval-mode", "default", "--allowed-tools",
+         ",".join([QWEN_TOOLS, *grants.qwen_rules(d.commands)]),
          "--output-format", "json"],
         d.workspace,
         stdin=d.prompt,

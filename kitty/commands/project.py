@@ -36,11 +36,17 @@ def init(
     `<!-- kitty:begin -->` and `<!-- kitty:end -->` lines: the rest of those
     files is never touched. `kitty prime` prints the full agent guide.
 
+    When the config has no `verify:` yet and kitty recognises the project
+    (pytest, ruff, package.json's test script, Cargo, go.mod, a Makefile
+    `test:` target), it writes the verification commands agents may run,
+    and says which (`verify` in --json).
+
     \b
     Example:
       kitty init --agents claude,codex
     """
     from kitty.adapters.git import INITIAL_COMMIT
+    from kitty.project import verify_setup
     from kitty.project.setup import init_project
 
     result = init_project(
@@ -61,6 +67,8 @@ def init(
             if unborn
             else ""
         )
+        + "\n"
+        + verify_setup.describe(result["verify"])
         + "\n"
         + _init_next(result),
         as_json,

@@ -160,6 +160,8 @@ def summary_text(event: dict[str, Any]) -> str:
             lines.append(f"{row['wp_id']}: its last implement run {row['failed_run']}")
     for problem in event.get("problems", []):
         lines.append(f"problem: {problem}")
+    if event.get("unverified"):
+        lines.append(f"warning: {event['unverified']}")
     lines.append(f"logs: {event['logs']}")
     return "\n".join(lines)
 

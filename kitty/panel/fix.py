@@ -82,7 +82,8 @@ class PanelFix(PanelLanes):
                 note=f"review panel: tests failing after the fix "
                 f"(attempt {action.test_failures} of {MAX_TEST_ATTEMPTS})",
             )  # fmt: skip
-        claimed = actions.implement(self.mission(), self.wp_id, implementer)
+        # the fix agent runs with the workspace as its cwd (procs.start_agent): no `cd`
+        claimed = actions.implement(self.mission(), self.wp_id, implementer, in_workspace=True)
         rdir = contain.check(self.round_dir(round_no))
         rdir.mkdir(parents=True, exist_ok=True)
         attempt = len(list(rdir.glob("fix-*.prompt.md"))) + 1

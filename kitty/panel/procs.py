@@ -14,6 +14,7 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.adapters.files import atomic_write
+from kitty.core.verify import verify_commands
 from kitty.errors import UsageError
 from kitty.mission.workspace import Mission
 
@@ -86,6 +87,7 @@ def diff_scope(mission: Mission, wp_id: str) -> dict[str, Any]:
         "files": files,
         "workspace": str(ws.path),
         "diff": diff,
+        "verify": [" ".join(c.line.split()) for c in verify_commands(mission.config.raw)],
     }
 
 
@@ -99,6 +101,7 @@ def start_agent(
     extra: dict[str, str],
 ) -> Any:
     """who = (agent, role, wp_id); files = (prompt file, log file). Returns (run, log)."""
+    from kitty.agents import grants
     from kitty.agents.clis import MANUAL, Dispatch, backend_for
     from kitty.agents.run import AgentRun
 
@@ -120,6 +123,7 @@ def start_agent(
             str(mission.project.root),
             timeout,
             extra,
+            grants.configured(mission.config.raw),
         )
     )
     log_path = contain.check(log_file)  # `.kittify/runs` symlink

@@ -35,6 +35,18 @@ def handoff(sender: str, receiver: str) -> list[str]:
     ]
 
 
+def _verification(lines: Sequence[str]) -> list[str]:
+    """The project's verify.* commands, the only ones beyond git and kitty it may run."""
+    if not lines:
+        return ["Nothing verifies the work: no verify.* commands are configured.", ""]
+    return [
+        "Verification: exactly these commands (verify.* in .kittify/config.yaml), the only "
+        "ones besides `git` and `kitty` you may run; a failure is a finding:",
+        *[f"    {line}" for line in lines],
+        "",
+    ]
+
+
 def reviewer_prompt(
     wp: tuple[str, str],
     persona: Persona,
@@ -61,9 +73,11 @@ def reviewer_prompt(
         persona.prompt,
         "",
         "## How to report",
-        f"Run `git diff {scope['base']}..{scope['head_sha']}` and read the changed files:",
+        f"Run `git diff --no-ext-diff {scope['base']}..{scope['head_sha']}` and read the "
+        "changed files:",
         *[f"- {p}" for p in scope["files"]],
         "",
+        *_verification(scope.get("verify") or []),
         "Write one JSON object to the findings file (schema: `kitty review schema`):",
         f'{{"reviewer": "{entry.name}", "findings": [{{"severity": "P0-P3", "kind": '
         f'"{entry.persona}", "location": "path:line", "signature": "stable-key", "title": '

@@ -9,6 +9,8 @@ from kitty.adapters import config as config_adapter
 from kitty.adapters import contain, layout
 from kitty.adapters.files import atomic_write, check_writable
 from kitty.adapters.git import initial_commit, unborn_branch
+from kitty.project import verify_setup
+from kitty.project.rules.verify import as_config
 
 ATTRIBUTES_RULE = "kitty-specs/**/status.events.jsonl merge=union"
 IGNORES = (".worktrees/", ".kittify/prompts/", ".kittify/runs/")
@@ -58,7 +60,8 @@ def init_project(
     contain.check(project.specs_dir)
     onboarding = plan_agent_files(root, project.git_common_dir) if agent_files else []
     changed = []
-    if config_adapter.update(project.config_path, agents):
+    found = verify_setup.proposals(root, config_adapter.load(project.config_path).raw)
+    if config_adapter.update(project.config_path, agents, verify=as_config(found)):
         changed.append(".kittify/config.yaml")
     if _ensure_lines(root / ".gitattributes", None, (ATTRIBUTES_RULE,)):
         changed.append(".gitattributes")
@@ -80,4 +83,5 @@ def init_project(
         "untracked": untracked,
         "agents": list(config.agents),
         "auto_commit": config.auto_commit,
+        "verify": verify_setup.report(found, config.raw),
     }

@@ -9,7 +9,7 @@ from typing import Any
 from kitty.core.decide import work_queues
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
-from kitty.sprint.preflight import lone_reviewer
+from kitty.sprint.preflight import lone_reviewer, verification
 from kitty.sprint.report import WPStats, dry_run_event, dry_run_order, plan_entry
 from kitty.sprint.report import summary_rows as report_rows
 from kitty.sprint.rules import plan as sprintplan
@@ -48,6 +48,7 @@ class Finishing(SprintState):
             "summary": rows,
             "logs": str(self.log_dir),
             "timing": self.meter.report(),
+            **verification(self.mission().config.raw),
             **result,
         }
         self.emit(summary)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kitty.adapters import trust
+from kitty.agents import grants
 from kitty.agents.clis import BUILTIN, MANUAL, Backend
 from kitty.core.limits import check_agent
 from kitty.errors import UsageError
@@ -44,9 +45,27 @@ def require_trust(mission: Mission, names: list[str], panel: bool) -> None:
         keys.append("agents.commands")
     if panel and "review.test_command" in trust.repo_commands(mission.config.raw):
         keys.append("review.test_command")  # the panel's `kitty review run` runs it
-    keys += [k for k in defined if k.startswith("verify")]  # the test gate runs them
+    # verify.*: the agents may run them (kitty.agents.grants); one no CLI can hold refuses
+    keys += [k for k in defined if k == "verify" or k.startswith("verify.")]
     if keys:
         trust.require(mission.project.root, mission.config.raw, keys)
+    grants.configured(mission.config.raw)
+
+
+#: What a sprint says, once at pre-flight and in its end summary, when the project
+#: configures no verification commands: the work was never verified, not "passed".
+UNVERIFIED = (
+    "nothing verifies the work: .kittify/config.yaml configures no verify.* commands, so "
+    "no agent may run the project's tests or linters; add them (for example "
+    'verify: {test: "python -m pytest -q"}), or run `kitty init` to have them proposed'
+)
+
+
+def verification(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The sprint's verification commands (the agents may run them) and, with none, the
+    notice that nothing verifies the work."""
+    lines = list(grants.configured(raw))
+    return {"verify": lines, **({} if lines else {"unverified": UNVERIFIED})}
 
 
 def lone_reviewer(opts: Options, backends: Mapping[str, Backend]) -> str | None:

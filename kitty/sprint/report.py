@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from kitty.agents import grants
 from kitty.agents.clis import MANUAL, Backend, Dispatch
 from kitty.core.decide import Queues
 from kitty.mission.workspace import Mission
@@ -88,6 +89,7 @@ def plan_entry(
                 mission.slug,
                 str(mission.project.root),
                 timeout,
+                commands=grants.configured(mission.config.raw),
             )
         )
     )

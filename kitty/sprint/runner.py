@@ -37,7 +37,7 @@ from kitty.errors import LockBusy
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
 from kitty.sprint.finish import Finishing
-from kitty.sprint.preflight import preflight
+from kitty.sprint.preflight import preflight, verification
 from kitty.sprint.resume import adoptions
 from kitty.sprint.rules import plan as sprintplan
 from kitty.sprint.rules.plan import IMPLEMENT, PANEL, REVIEW, Options, Step
@@ -95,6 +95,9 @@ class Sprint(Starting, Finishing):
                 )
                 if self.versions:
                     self.emit({"event": "versions", "agents": [v.as_dict() for v in self.versions]})
+                unverified = verification(mission.config.raw).get("unverified")
+                if unverified:  # said once here, and again in the end summary
+                    self.emit({"event": "notice", "code": "unverified", "message": unverified})
                 self.adopt()
                 try:
                     self.loop()

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kitty.agents.clis import MANUAL, Dispatch, Invocation
+from kitty.agents import grants
+from kitty.agents.clis import BUILTIN, MANUAL, Dispatch, Invocation
 from kitty.core import lanes
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
@@ -36,17 +37,21 @@ class Starting(Records):
         (stats.implementers if role == IMPLEMENT else stats.reviewers).append(agent)
         stats.runs += 1
 
-    def take(self, mission: Mission, wp_id: str, role: str, agent: str) -> dict[str, Any]:
+    def take(
+        self, mission: Mission, wp_id: str, role: str, agent: str, in_workspace: bool = False
+    ) -> dict[str, Any]:
         """Claim `wp_id` for `agent` as `kitty agent action implement/review` does; the
-        claimed workspace and prompt."""
+        claimed workspace and prompt (without a `cd` line when the agent starts there)."""
         if role != IMPLEMENT:
-            return actions.review(mission, wp_id, agent)
+            return actions.review(mission, wp_id, agent, in_workspace=in_workspace)
         from kitty.core.clock import ulid
 
         invocation = ulid(int(time.time() * 1000), os.urandom(10))
         record = actions.dispatch_record(mission, invocation, wp_id, IMPLEMENT, agent, None)
         mission.record(lambda board: [record])
-        return actions.implement(mission, wp_id, agent, invocation_id=invocation)
+        return actions.implement(
+            mission, wp_id, agent, invocation_id=invocation, in_workspace=in_workspace
+        )
 
     def start(self, mission: Mission, wp_id: str, role: str, agent: str) -> bool:
         backend = self.backend(mission, agent)  # an untrusted command: refused before the claim
@@ -56,7 +61,8 @@ class Starting(Records):
             if mission.board.lane(wp_id) != lanes.FOR_REVIEW:
                 return True
         try:
-            claimed = self.take(mission, wp_id, role, agent)
+            # every built-in CLI runs with the workspace as its cwd (Invocation.cwd)
+            claimed = self.take(mission, wp_id, role, agent, backend.kind in BUILTIN)
         except KittyError as exc:
             self.fail_to_start(mission, wp_id, role, agent, exc)
             return True
@@ -85,6 +91,7 @@ class Starting(Records):
             str(mission.project.root),
             self.opts.timeout,
             extra,
+            grants.configured(mission.config.raw),
         )
         job.start_lane = st.lane
         job.kind = backend.kind

@@ -25,6 +25,30 @@ def prompt_path(mission: Mission, wp_id: str, role: str) -> Path:
     return mission.project.kittify / "prompts" / mission.slug / f"{wp_id}-{role}.md"
 
 
+def prompt_setting(mission: Mission, in_workspace: bool) -> dict[str, Any]:
+    """What every prompt says about its setting: the verify.* commands to run (as the
+    agents' permissions allow them, kitty.agents.grants), and whether the agent starts
+    in its workspace (then there is no `cd` line)."""
+    from kitty.core.verify import verify_commands
+
+    lines = [" ".join(c.line.split()) for c in verify_commands(mission.config.raw)]
+    return {"verify": tuple(dict.fromkeys(lines)), "in_workspace": in_workspace}
+
+
+def review_files(ws: LaneWorkspace, wp_id: str) -> dict[str, Any]:
+    """The files a reviewer writes its feedback and findings to: in the lane worktree,
+    in a folder git ignores (kitty.mission.feedback), prepared here."""
+    from kitty.mission import feedback
+
+    if not ws.path.is_dir():
+        return {}
+    feedback.prepare(ws.path)
+    return {
+        "feedback_file": str(feedback.feedback_file(ws.path, wp_id)),
+        "findings_file": str(feedback.findings_file(ws.path, wp_id)),
+    }
+
+
 def dependency_infos(mission: Mission, wp_id: str) -> list[DependencyInfo]:
     from kitty.adapters.git import Git
 

@@ -28,6 +28,8 @@ from kitty.workflow.action_prompts import (
     lane_changes,
     last_feedback,
     prompt_path,
+    prompt_setting,
+    review_files,
 )
 from kitty.workflow.dispatches import (
     DISPATCH,
@@ -90,7 +92,10 @@ def implement(
     profile: str | None = None,
     model: str | None = None,
     invocation_id: str | None = None,
+    in_workspace: bool = False,
 ) -> dict[str, Any]:
+    """`in_workspace`: the agent starts in its workspace (the sprint's agent CLIs), so
+    its prompt has no `cd` line."""
     if model and not invocation_id:
         raise UsageError("--model needs --invocation-id", "pass both, or neither")
     who = _who(mission, agent)
@@ -117,6 +122,7 @@ def implement(
         "feedback_ref": ref,
         "dependencies": dependency_infos(mission, wp_id),
         "gate_failure": gate_failure,
+        **prompt_setting(mission, in_workspace),
     }
     return deliver(
         mission,
@@ -267,6 +273,7 @@ def review(
     allow_self_review: bool = False,
     takeover: bool = False,
     note: str | None = None,
+    in_workspace: bool = False,
 ) -> dict[str, Any]:
     if takeover and not (note or "").strip():
         raise UsageError("--takeover needs --note", '--takeover --note "why you take it over"')
@@ -306,6 +313,8 @@ def review(
         "gate_passed": gate.passed_text(st.scalars),
         "reviewed_commit": reviewed,
         "diff_stat": stat,
+        **prompt_setting(mission, in_workspace),
+        **review_files(ws, wp_id),
     }
     return deliver(
         mission, wp_id, "review", who, ws, st, prompt, base=base, changed_files=changed,

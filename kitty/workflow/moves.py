@@ -21,6 +21,7 @@ from kitty.core.record import Record, replace
 from kitty.core.transitions import check_move
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
+from kitty.mission import feedback
 from kitty.mission.workspace import AGENT_ENV, Mission
 from kitty.workflow.autocommit import autocommit
 from kitty.workflow.lanecheck import lane_guard
@@ -159,12 +160,17 @@ def move_task(
         feedback_file, mission.project.root, mission.config.max_feedback_bytes, force
     )
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
-    actor = mission.actor(agent)
     req = MoveRequest(
-        to_lane=to_lane, actor=actor, force=force, note=note, has_feedback=doc is not None,
-        merged=merged, self_review_fallback=self_review_fallback,
-        intended_reviewer=intended_reviewer, reviewer_failure_reason=reviewer_failure_reason,
-    )  # fmt: skip
+        to_lane=to_lane,
+        actor=(actor := mission.actor(agent)),
+        force=force,
+        note=note,
+        has_feedback=doc is not None,
+        merged=merged,
+        self_review_fallback=self_review_fallback,
+        intended_reviewer=intended_reviewer,
+        reviewer_failure_reason=reviewer_failure_reason,
+    )
     subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
     recorded, unready = lane_guard(mission, wp_id, lanes.canonical(to_lane), req)  # issue 41
@@ -191,6 +197,7 @@ def move_task(
         raise
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
+    feedback.collected(None if review_doc else feedback_file)  # in the review cycle now
     warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     return _moved(mission, wp_id, check, req, records, warnings)
 

@@ -12,6 +12,7 @@ from kitty import SCHEMA
 from kitty.adapters.files import read_user_file
 from kitty.core import lanes
 from kitty.errors import GuardRefused, SpecError, UsageError
+from kitty.mission import feedback
 from kitty.mission.workspace import Mission
 from kitty.workflow.moves import ReviewDoc, move_task, next_cycle_number
 from kitty.workflow.rules.findings import Merged, Report, blocking, counts, merge, render_cycle
@@ -130,7 +131,10 @@ def submit(
             f"{wp_id} is {state.lane if state else 'unknown'}, not in_review",
             f"claim it first: kitty agent action review {wp_id} --agent {shlex.quote(who)}",
         )
-    return record_verdict(mission, wp_id, who, merge(reports))
+    result = record_verdict(mission, wp_id, who, merge(reports))
+    for path in files:  # in the review cycle now; kitty's own findings files go
+        feedback.collected(path)
+    return result
 
 
 def _cycle_file(mission: Mission, reference: str | None) -> Path | None:

@@ -57,17 +57,18 @@ class Script:
     prompts: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)  # every command it asked to run
     results: list[str] = field(default_factory=list)  # every tool result it was sent
+    feedback_files: list[str] = field(default_factory=list)  # where it wrote its feedback
 
     def plan(self, prompt: str, results: list[str]) -> list[Action]:
         header = re.search(r"^# (Implement|Fix|Review) (WP\d+)(.*)$", prompt, re.M)
         if header is None:
             return [Action("say", "Nothing to do.")]
         role, wp, rest = header.groups()
-        workspace = _one(r"^    cd (\S+)$", prompt)
+        workspace = _workspace(prompt)
         if role == "Review":
-            diff = _one(r"^    (git -C \S+ diff \S+)$", prompt)
+            diff = _one(r"^    (git -C \S+ diff (?:--no-ext-diff )?\S+)$", prompt)
             shown = results[0] if results else None  # the diff's output, once it ran
-            verdict = _review_verdict(prompt, wp, self, rest, shown)
+            verdict = _review_verdict(prompt, wp, self, rest, shown, workspace)
             return [Action("shell", diff), *verdict, Action("say", "Reviewed.")]
         owned = _one(r"^- Only files in the write scope changed: (\S+)\.$", prompt)
         target = f"{workspace}/{owned}"
@@ -102,6 +103,16 @@ class Script:
         return action
 
 
+def _workspace(prompt: str) -> str:
+    """The workspace the prompt names: its `cd` line, or (for an agent the sprint starts
+    there) the path in `Work only in` / `The lane worktree of this work package:`."""
+    found = re.search(r"^    cd (\S+)$", prompt, re.M) or re.search(
+        r"^(?:Work only in|The lane worktree of this work package:) `([^`]+)`", prompt, re.M
+    )
+    assert found, f"the double found no workspace in the prompt:\n{prompt[:2000]}"
+    return found.group(1)
+
+
 def _one(pattern: str, text: str) -> str:
     match = re.search(pattern, text, re.M)
     assert match, f"the double found no {pattern!r} in the prompt:\n{text[:2000]}"
@@ -109,15 +120,21 @@ def _one(pattern: str, text: str) -> str:
 
 
 def _review_verdict(
-    prompt: str, wp: str, script: Script, rest: str, diff: str | None
+    prompt: str, wp: str, script: Script, rest: str, diff: str | None, workspace: str
 ) -> list[Action]:
     """Reject once when asked to (`script.reject`), and whenever the diff lacks the
     WP's work (an implementer that did not write its file); otherwise approve."""
     missing = diff is not None and f"+{wp} implemented by the double" not in diff
     if missing or (wp in script.reject and "(cycle" not in rest):
-        feedback = script.feedback_dir / f"{wp}-feedback.md"
         line = _one(r"^    (kitty agent tasks move-task .+ --to planned .+)$", prompt)
-        line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
+        named = re.search(r"^Reject: first write what must change to (\S+?)[ ,]", prompt, re.M)
+        if named and named.group(1) != "<feedback.md>":  # the file kitty asks for
+            feedback = Path(shlex.split(named.group(1))[0])
+        else:
+            # no file named: where a real reviewer writes it, in its own worktree
+            feedback = Path(workspace) / f"{wp}-feedback.md"
+            line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
+        script.feedback_files.append(str(feedback))
         text = (
             "The diff does not contain the work.\n"
             if missing

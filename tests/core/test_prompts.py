@@ -96,10 +96,14 @@ Build it.
 ## Definition of done
 
 - Every subtask is done: T001, T002.
-- Tests cover the behaviour the work package describes, and they pass.
+- Tests cover the behaviour the work package describes.
 - New code is called from a live entry point (no dead code).
 - Lint and type checks are clean on the files you changed.
 - Only files in the write scope changed: web/cart/**.
+
+## Verification
+
+Nothing verifies the work: the project configures no verification commands (verify.* in .kittify/config.yaml), so you cannot rely on a test run here. Say in your note what you could not check.
 
 ## Finish with exactly these commands
 
@@ -116,11 +120,12 @@ IMPORTANT: After reviewing, you MUST execute exactly one of the kitty agent task
 
 ## Workspace
 
+The lane worktree of this work package: `/ws`.
     cd /ws
 
 ## The changes of this work package
 
-    git -C /ws diff abc123..kitty/lane-a
+    git -C /ws diff --no-ext-diff abc123..kitty/lane-a
     git -C /ws log --oneline abc123..kitty/lane-a
 
 Commits:
@@ -131,6 +136,10 @@ Changed files:
 - README.md
 
 Write scope (owned_files): web/cart/**. Flag changes outside it.
+
+## Verification
+
+Nothing verifies the work: the project configures no verification commands (verify.* in .kittify/config.yaml), so you cannot rely on a test run here. Say in your note what you could not check.
 
 ## Acceptance criteria (the work package)
 
@@ -154,11 +163,11 @@ Approve:
 
     kitty agent tasks move-task WP03 --mission shop --to approved --agent claude --note "Review passed: <summary>"
 
-Reject (write what must change to a file first):
+Reject: first write what must change to <feedback.md>, then run:
 
     kitty agent tasks move-task WP03 --mission shop --to planned --agent claude --review-feedback-file <feedback.md>
 
-Or submit structured findings (see `kitty review schema`):
+Or write structured findings to <findings.json> (see `kitty review schema`) and run:
 
     kitty review submit WP03 --mission shop --agent claude --findings <findings.json>
 """
@@ -182,9 +191,13 @@ work_package_id: WP04
 
 ## Definition of done
 
-- Tests cover the behaviour the work package describes, and they pass.
+- Tests cover the behaviour the work package describes.
 - New code is called from a live entry point (no dead code).
 - Lint and type checks are clean on the files you changed.
+
+## Verification
+
+Nothing verifies the work: the project configures no verification commands (verify.* in .kittify/config.yaml), so you cannot rely on a test run here. Say in your note what you could not check.
 
 ## Finish with exactly these commands
 
@@ -200,9 +213,14 @@ IMPORTANT: After reviewing, you MUST execute exactly one of the kitty agent task
 
 ## Workspace
 
+The lane worktree of this work package: `/ws2`.
     cd /ws2
 
 ## The changes of this work package
+
+## Verification
+
+Nothing verifies the work: the project configures no verification commands (verify.* in .kittify/config.yaml), so you cannot rely on a test run here. Say in your note what you could not check.
 
 ## Acceptance criteria (the work package)
 
@@ -214,11 +232,11 @@ Approve:
 
     kitty agent tasks move-task WP04 --mission shop --to approved --agent codex --note "Review passed: <summary>"
 
-Reject (write what must change to a file first):
+Reject: first write what must change to <feedback.md>, then run:
 
     kitty agent tasks move-task WP04 --mission shop --to planned --agent codex --review-feedback-file <feedback.md>
 
-Or submit structured findings (see `kitty review schema`):
+Or write structured findings to <findings.json> (see `kitty review schema`) and run:
 
     kitty review submit WP04 --mission shop --agent codex --findings <findings.json>
 """
@@ -271,3 +289,46 @@ def test_fallbacks_lists_and_unicode() -> None:
         "Write scope (owned_files): web/cart/**, web/shared/cart.css. Flag changes outside it."
         in review
     )
+
+
+def test_the_sprints_prompts_name_the_verify_commands_and_the_feedback_file() -> None:
+    """An agent CLI the sprint starts in its workspace gets no `cd` line; the prompts name
+    the project's verify.* commands exactly, and the review names the feedback file."""
+    from dataclasses import replace
+
+    ctx = replace(
+        full_context(),
+        verify=("python -m pytest -q", "ruff check ."),
+        in_workspace=True,
+        feedback_file="/ws/.kittify/feedback/WP03-feedback.md",
+        findings_file="/ws/.kittify/feedback/WP03-findings.json",
+    )
+    commands = (
+        "They are the only commands besides `git` and `kitty` you may run (more words after "
+        "one are fine: a single test file, `-x`).\n\n"
+        "    python -m pytest -q\n    ruff check .\n"
+    )
+    fix = implement_prompt(ctx)
+    assert "    cd " not in fix
+    assert (
+        "Work only in `/ws` (branch `kitty/lane-a`).\nYou start there: it is your working directory.\n"
+        in fix
+    )
+    assert (
+        "- Tests cover the behaviour the work package describes, and every verification command below passes.\n"
+        in fix
+    )
+    assert "## Verification: exactly these commands\n" in fix and commands in fix
+    assert "Run them before you commit; fix what fails." in fix
+    assert "Lint and type checks" not in fix and "Nothing verifies" not in fix
+    review = review_prompt(ctx)
+    assert "    cd " not in review and commands in review
+    assert "Run them; reject when one fails." in review
+    assert (
+        "Reject: first write what must change to /ws/.kittify/feedback/WP03-feedback.md (kitty "
+        "takes the file into the review and removes it; git ignores its folder), then run:\n\n"
+        "    kitty agent tasks move-task WP03 --mission shop --to planned --agent claude "
+        "--review-feedback-file /ws/.kittify/feedback/WP03-feedback.md\n"
+    ) in review
+    assert "--findings /ws/.kittify/feedback/WP03-findings.json\n" in review
+    assert "<feedback.md>" not in review and "<findings.json>" not in review

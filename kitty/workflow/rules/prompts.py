@@ -46,6 +46,13 @@ class PromptContext:
     #: `git diff --stat` from the base to it (issue 41).
     reviewed_commit: str | None = None
     diff_stat: str = ""
+    #: The project's verify.* command lines: the agent runs exactly these (and may).
+    verify: Sequence[str] = ()
+    #: The agent starts in `workspace` (the sprint's agent CLIs): no `cd` line.
+    in_workspace: bool = False
+    #: Where a reviewer writes its feedback / findings (an ignored folder in the lane).
+    feedback_file: str | None = None
+    findings_file: str | None = None
 
 
 def _front_matter(wp: WorkPackage) -> str:
@@ -90,7 +97,7 @@ def implement_prompt(ctx: PromptContext) -> str:
         "## Workspace",
         "",
         f"Work only in `{ctx.workspace}`" + (f" (branch `{ctx.branch}`)." if ctx.branch else "."),
-        f"    cd {ctx.workspace}",
+        *_way_in(ctx),
         "",
     ]
     if ctx.dependencies:
@@ -111,14 +118,16 @@ def _done_and_finish(ctx: PromptContext) -> list[str]:
     if wp.subtasks:
         out.append(f"- Every subtask is done: {', '.join(wp.subtasks)}.")
     out += [
-        "- Tests cover the behaviour the work package describes, and they pass.",
+        "- Tests cover the behaviour the work package describes"
+        + (", and every verification command below passes." if ctx.verify else "."),
         "- New code is called from a live entry point (no dead code).",
-        "- Lint and type checks are clean on the files you changed.",
     ]
+    if not ctx.verify:
+        out.append("- Lint and type checks are clean on the files you changed.")
     if wp.owned_files:
         out.append(f"- Only files in the write scope changed: {', '.join(wp.owned_files)}.")
+    out += ["", *_verification(ctx, "Run them before you commit; fix what fails."), ""]
     out += [
-        "",
         "## Finish with exactly these commands",
         "",
         f'1. `kitty safe-commit <each file you changed> -m "feat({wp.wp_id}): <summary>"`',
@@ -148,12 +157,14 @@ def review_prompt(ctx: PromptContext) -> str:
         "",
         "## Workspace",
         "",
-        f"    cd {ctx.workspace}",
+        f"The lane worktree of this work package: `{ctx.workspace}`.",
+        *_way_in(ctx),
         "",
     ]
     if ctx.gate_passed is not None:
         out += ["## The test gate", "", ctx.gate_passed, ""]
     out += _review_changes(ctx)
+    out += [*_verification(ctx, "Run them; reject when one fails."), ""]
     body = placeholders.strip(wp.body).strip()
     out += ["## Acceptance criteria (the work package)", "", body, ""]
     if wp.subtasks:
@@ -176,6 +187,36 @@ def review_prompt(ctx: PromptContext) -> str:
     return "\n".join(out + _verdicts(ctx))
 
 
+def _way_in(ctx: PromptContext) -> list[str]:
+    """The `cd` line, for an agent that does not start in its workspace."""
+    return (
+        ["You start there: it is your working directory."]
+        if ctx.in_workspace
+        else [f"    cd {ctx.workspace}"]
+    )
+
+
+def _verification(ctx: PromptContext, what: str) -> list[str]:
+    """The project's verify.* commands, exactly, or that none is configured."""
+    if not ctx.verify:
+        return [
+            "## Verification",
+            "",
+            "Nothing verifies the work: the project configures no verification commands "
+            "(verify.* in .kittify/config.yaml), so you cannot rely on a test run here. "
+            "Say in your note what you could not check.",
+        ]
+    return [
+        "## Verification: exactly these commands",
+        "",
+        f"The project's verification commands (verify.* in .kittify/config.yaml). {what} "
+        "They are the only commands besides `git` and `kitty` you may run (more words "
+        "after one are fine: a single test file, `-x`).",
+        "",
+        *[f"    {line}" for line in ctx.verify],
+    ]
+
+
 def _review_changes(ctx: PromptContext) -> list[str]:
     """How to see the WP's changes, its commits and changed files (and its write scope)."""
     out = ["## The changes of this work package", ""]
@@ -189,7 +230,8 @@ def _review_changes(ctx: PromptContext) -> list[str]:
         ]
     if ctx.base and head:
         out += [
-            f"    git -C {ctx.workspace} diff {ctx.base}..{head}",
+            # --no-ext-diff: gemini's shell sets diff.external to "" (git then fails)
+            f"    git -C {ctx.workspace} diff --no-ext-diff {ctx.base}..{head}",
             f"    git -C {ctx.workspace} log --oneline {ctx.base}..{head}",
             "",
         ]
@@ -211,6 +253,13 @@ def _review_changes(ctx: PromptContext) -> list[str]:
 def _verdicts(ctx: PromptContext) -> list[str]:
     """The review prompt's end: the verdict commands, exactly one of which runs."""
     move = _cmd(ctx, f"move-task {ctx.wp.wp_id}")
+    feedback = _q(ctx.feedback_file) if ctx.feedback_file else "<feedback.md>"
+    findings = _q(ctx.findings_file) if ctx.findings_file else "<findings.json>"
+    where = (
+        " (kitty takes the file into the review and removes it; git ignores its folder)"
+        if ctx.feedback_file
+        else ""
+    )
     return [
         "## Verdict: run exactly one",
         "",
@@ -218,13 +267,13 @@ def _verdicts(ctx: PromptContext) -> list[str]:
         "",
         f'    {move} --to approved --agent {_q(ctx.agent)} --note "Review passed: <summary>"',
         "",
-        "Reject (write what must change to a file first):",
+        f"Reject: first write what must change to {feedback}{where}, then run:",
         "",
-        f"    {move} --to planned --agent {_q(ctx.agent)} --review-feedback-file <feedback.md>",
+        f"    {move} --to planned --agent {_q(ctx.agent)} --review-feedback-file {feedback}",
         "",
-        "Or submit structured findings (see `kitty review schema`):",
+        f"Or write structured findings to {findings} (see `kitty review schema`) and run:",
         "",
         f"    kitty review submit {ctx.wp.wp_id} --mission {ctx.mission} --agent {_q(ctx.agent)} "
-        "--findings <findings.json>",
+        f"--findings {findings}",
         "",
     ]

@@ -55,8 +55,17 @@ class Finishing(SprintState):
         return summary
 
     def requeue(self) -> bool:
-        """Run the loop again for the WPs the merge queue sent back (the runner's)."""
-        return False
+        """The merge queue sent WPs back to fix mode: run the loop again (their fixes,
+        reviews), then finish again. Bounded: each WP's failed gates have a cap."""
+        self.requeues = getattr(self, "requeues", 0) + 1
+        if self.requeues > sprintplan.MAX_REQUEUES:
+            return False
+        self.loop()
+        return True
+
+    def loop(self) -> None:
+        """Reap, dispatch and wait until nothing can start (the runner's)."""
+        raise NotImplementedError
 
     def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
         """Accept the mission (and merge it, with --merge); problems go to `result`."""

@@ -108,15 +108,6 @@ class Sprint(Starting, Finishing):
         finally:
             lock.release()
 
-    def requeue(self) -> bool:
-        """The merge queue sent WPs back to fix mode: run the loop again (their fixes,
-        reviews), then finish again. Bounded: each WP's failed gates have a cap."""
-        self.requeues = getattr(self, "requeues", 0) + 1
-        if self.requeues > sprintplan.MAX_REQUEUES:
-            return False
-        self.loop()
-        return True
-
     def loop(self) -> None:
         """Reap, heartbeat, dispatch, wait; until nothing runs and nothing can start."""
         self.meter.loop_starts()

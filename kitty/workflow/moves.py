@@ -161,16 +161,10 @@ def move_task(
     )
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
     req = MoveRequest(
-        to_lane=to_lane,
-        actor=(actor := mission.actor(agent)),
-        force=force,
-        note=note,
-        has_feedback=doc is not None,
-        merged=merged,
-        self_review_fallback=self_review_fallback,
-        intended_reviewer=intended_reviewer,
-        reviewer_failure_reason=reviewer_failure_reason,
-    )
+        to_lane=to_lane, actor=(actor := mission.actor(agent)), force=force, note=note,
+        has_feedback=doc is not None, merged=merged, self_review_fallback=self_review_fallback,
+        intended_reviewer=intended_reviewer, reviewer_failure_reason=reviewer_failure_reason,
+    )  # fmt: skip
     subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
     recorded, unready = lane_guard(mission, wp_id, lanes.canonical(to_lane), req)  # issue 41

@@ -15,7 +15,7 @@ from tests.gate.project import project
 __all__ = ["fakes"]  # a fixture
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
-#: The fake agent writes impl_wpNN.txt saying "(Implement)" or "(Fix)": WP01's first
+#: The fake agent writes impl_wpNN.txt saying "(Implement, <ns>)" or "(Fix, <ns>)": WP01's first
 #: version fails the suite, its fix passes.
 FIRST_FAILS = """\
 from pathlib import Path
@@ -23,7 +23,7 @@ from pathlib import Path
 
 def test_wp01_is_fixed():
     path = Path("impl_wp01.txt")
-    assert not path.exists() or "(Implement)" not in path.read_text(), "WP01 is not fixed"
+    assert not path.exists() or "(Implement" not in path.read_text(), "WP01 is not fixed"
 """
 ALWAYS_FAILS = "def test_never():\n    assert False, 'never passes'\n"
 
@@ -67,13 +67,13 @@ def test_a_gate_that_keeps_failing_goes_to_a_human_at_its_cap(repo: Path, fakes:
 
 
 #: The fake agent writes impl_wpNN.txt: two first versions clash when merged together,
-#: each passes alone; a fix says "(Fix)" and clashes with nothing.
+#: each passes alone; a fix says "(Fix, <ns>)" and clashes with nothing.
 CLASH = """\
 from pathlib import Path
 
 
 def test_no_two_first_versions_together():
-    first = [p.name for p in Path(".").glob("impl_*.txt") if "(Implement)" in p.read_text()]
+    first = [p.name for p in Path(".").glob("impl_*.txt") if "(Implement" in p.read_text()]
     assert len(first) < 2, f"{first} clash"
 """
 
@@ -103,7 +103,7 @@ def test_the_sprints_merge_queue_sends_the_culprit_back_and_main_stays_green(
     for commit in git(repo, "rev-list", "--first-parent", "main").split():
         names = git(repo, "ls-tree", "--name-only", commit).split()
         texts = [git(repo, "show", f"{commit}:{n}") for n in names if n.startswith("impl_")]
-        assert sum("(Implement)" in t for t in texts) < 2, commit
+        assert sum("(Implement" in t for t in texts) < 2, commit
 
 
 @pytest.mark.timeout(180)

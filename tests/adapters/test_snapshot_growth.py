@@ -5,6 +5,7 @@ or a rewritten log is always read in full. (In-process, for `make mutation`.)"""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,14 +17,22 @@ WPS = [{"wp_id": "WP01", "title": "One"}, {"wp_id": "WP02", "title": "Two"}]
 
 
 def full_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the full replays: a whole read (`_full`) or the streamed one (`_streamed`,
+    which folds a log a block at a time), one entry each."""
     calls: list[int] = []
-    real = snapshots._full
+    real, streamed = snapshots._full, snapshots._streamed
 
     def counted(data: bytes) -> tuple[snapshots.LogState, set[str], int]:
         calls.append(len(data))
         return real(data)
 
+    def counted_stream(handle: Any, keep_ids: bool = True) -> Any:
+        result = streamed(handle, keep_ids)
+        calls.append(result[3])
+        return result
+
     monkeypatch.setattr(snapshots, "_full", counted)
+    monkeypatch.setattr(snapshots, "_streamed", counted_stream)
     return calls
 
 

@@ -80,15 +80,36 @@ def implement_prompt(ctx: PromptContext) -> str:
             out.append(f"- {dep.wp_id} {dep.title} ({dep.lane or 'unknown'})")
             out += [f"    - {line}" for line in dep.delivered[:10]]
         out.append("")
-    body = placeholders.strip(wp.body).strip()
+    body, criteria = _split_done(placeholders.strip(wp.body).strip())
     out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", body, ""]
-    return "\n".join(out + _done_and_finish(ctx)) + "\n"
+    return "\n".join(out + _done_and_finish(ctx, criteria)) + "\n"
 
 
-def _done_and_finish(ctx: PromptContext) -> list[str]:
-    """The implementation prompt's end: the definition of done, then the exact commands."""
+#: The template's one line under "## Definition of done" (`kitty wp add`): kitty's own list
+#: says it in full, so it is not repeated.
+_TEMPLATE_DONE = "- All subtasks done, tests written and passing."
+
+
+def _split_done(body: str) -> tuple[str, list[str]]:
+    """The body without its "## Definition of done" section, and that section's own lines
+    (kitty's section takes them: the prompt has one definition of done)."""
+    lines = body.split("\n")
+    start = next(
+        (i for i, t in enumerate(lines) if t.strip().lower() == "## definition of done"), None
+    )
+    if start is None:
+        return body, []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    criteria = [t for t in lines[start + 1 : end] if t.strip() and t.strip() != _TEMPLATE_DONE]
+    rest = [*lines[:start], *lines[end:]]
+    return "\n".join(rest).strip(), criteria
+
+
+def _done_and_finish(ctx: PromptContext, criteria: Sequence[str] = ()) -> list[str]:
+    """The implementation prompt's end: the definition of done (the WP's own criteria
+    first), then the exact commands."""
     wp = ctx.wp
-    out = ["## Definition of done", ""]
+    out = ["## Definition of done", "", *criteria]
     if wp.subtasks:
         out.append(f"- Every subtask is done: {', '.join(wp.subtasks)}.")
     out += [

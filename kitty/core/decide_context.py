@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from kitty import SCHEMA
-from kitty.core import lanes
+from kitty.core import lanes, placeholders
 from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
@@ -27,7 +27,7 @@ IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
 ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
 CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
 #: The placeholder for a person's name in a choice only a person can make.
-ARBITER_PERSON = "<arbiter>"
+ARBITER_PERSON = placeholders.ARBITER
 #: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
 #: default of review.stall_minutes; README).
 REVIEW_STALL_US = 30 * 60 * 1_000_000

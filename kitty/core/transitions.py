@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kitty.core import lanes
+from kitty.core import lanes, placeholders
 from kitty.core.log.state import WPState
 from kitty.core.move import DEFAULT_POLICY, IssueRow, MoveCheck, MoveRequest, Policy
 from kitty.errors import GuardRefused, InvalidTransition
@@ -20,8 +20,8 @@ IN_MISSION = "in-mission"
 
 
 #: What an arbiter's choice asks to fill in before its commands run (placeholder -> meaning).
-WHY_ACCEPTABLE = "<why the work is acceptable>"
-DISAGREEMENT = "<the disagreement>"
+WHY_ACCEPTABLE = placeholders.WHY_ACCEPTABLE
+DISAGREEMENT = placeholders.DISAGREEMENT
 
 
 def arbiter_commands(wp_id: str, mission: str, actor: str) -> list[str]:
@@ -110,6 +110,7 @@ def check_move(
     policy: Policy = DEFAULT_POLICY,
     mission: str = "<mission>",
 ) -> MoveCheck:
+    placeholders.check_note(req.note)
     to_lane = _target(req)
     from_lane = (state.lane if state else None) or lanes.GENESIS
     if to_lane == from_lane:

@@ -1,0 +1,92 @@
+"""The review loop's edges, walked as a literal agent runs it: every printed command as printed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import Run, kitty, make_mission, ok
+
+WPS = [{"wp_id": "WP01", "title": "Alpha"}, {"wp_id": "WP02", "title": "Beta", "deps": ["WP01"]}]
+
+
+def run_printed(repo: Path, command: str) -> Run:
+    """Run a command kitty printed, exactly as printed."""
+    argv = shlex.split(command)
+    assert argv[0] == "kitty", command
+    return kitty(repo, *argv[1:])
+
+
+def to_review(repo: Path, implementer: str = "claude", reviewer: str = "codex") -> None:
+    for lane in ("claimed", "in_progress", "for_review"):
+        ok(repo, "move", "WP01", lane, "--agent", implementer)
+    ok(repo, "move", "WP01", "in_review", "--agent", reviewer)
+
+
+def reject(repo: Path, tmp: Path, reviewer: str = "codex") -> None:
+    feedback = tmp / "feedback.md"
+    feedback.write_text("Fix it.\n")
+    ok(
+        repo,
+        "move",
+        "WP01",
+        "planned",
+        "--agent",
+        reviewer,
+        "--review-feedback-file",
+        str(feedback),
+    )
+
+
+def to_cap(repo: Path, tmp: Path, cycles: int = 1) -> None:
+    for _ in range(cycles):
+        to_review(repo)
+        reject(repo, tmp)
+
+
+def events(repo: Path) -> list[dict[str, Any]]:
+    log = repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def test_a_note_still_holding_next_s_placeholder_is_refused(repo: Path, tmp_path: Path) -> None:
+    make_mission(
+        repo, wps=WPS, config="agents:\n  available: [claude, codex]\nreview:\n  max_cycles: 1\n"
+    )
+    to_cap(repo, tmp_path)
+    decision = ok(repo, "next", "--agent", "codex", "--json").json()
+    assert decision["action"] == "arbiter"
+    before = len(events(repo))
+    for option in decision["choices"]:
+        (command,) = option["commands"]
+        refused = run_printed(repo, command)
+        assert refused.code != 0, command
+        (placeholder,) = option["fill"]
+        assert f"placeholder {placeholder}" in refused.err
+        assert "Traceback" not in refused.err
+    assert len(events(repo)) == before  # nothing recorded
+    escalate = decision["choices"][1]
+    (placeholder,) = escalate["fill"]
+    filled = escalate["commands"][0].replace(placeholder, "the reviewers disagree on scope")
+    assert run_printed(repo, filled).code == 0
+    assert "Escalated to human: the reviewers disagree on scope" in json.dumps(events(repo)[-1])
+
+
+def test_prompt_summary_placeholder_is_refused_too(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    for lane in ("claimed", "in_progress"):
+        ok(repo, "move", "WP01", lane, "--agent", "claude")
+    refused = kitty(
+        repo,
+        "move",
+        "WP01",
+        "for_review",
+        "--agent",
+        "claude",
+        "--note",
+        "Ready for review: <summary>",
+    )
+    assert refused.code != 0 and "placeholder <summary>" in refused.err
+    assert ok(repo, "status", "--json").json()["work_packages"][0]["lane"] == "in_progress"

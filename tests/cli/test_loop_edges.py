@@ -90,3 +90,40 @@ def test_prompt_summary_placeholder_is_refused_too(repo: Path) -> None:
     )
     assert refused.code != 0 and "placeholder <summary>" in refused.err
     assert ok(repo, "status", "--json").json()["work_packages"][0]["lane"] == "in_progress"
+
+
+def _halt(reason: str, questions: list[Any], artifact: str | None) -> dict[str, Any]:
+    return {
+        "loop_verdict": "HALT",
+        "reason": reason,
+        "round": 1,
+        "artifact_path": artifact,
+        "halt_file": "kitty-specs/m/tasks/WP01/halt.json",
+        "counts": {},
+        "context": 'questions[0].options[0]: "a" is not an object with a label',
+        "question_chunks": [questions] if questions else [],
+        "hint": "proceed-with-gaps",
+        "findings": [],
+    }
+
+
+def test_a_malformed_blocker_s_questions_are_not_offered_as_answerable() -> None:
+    from kitty.commands.review_text import loop_text
+
+    q = {"id": "q1", "question": "Error or guest?", "options": ["a", "b"]}
+    text = loop_text(_halt("blocker_malformed", [q], "f.json"))
+    assert "Questions (ask" not in text
+    assert "cannot be answered" in text and "q1: Error or guest?" in text
+    # a well-formed blocker still lists them to ask
+    good = {"id": "q1", "question": "Error or guest?", "options": [{"label": "a"}, {"label": "b"}]}
+    assert "Questions (ask 1):\n  q1: Error or guest? [a | b]" in loop_text(
+        _halt("blocker", [good], "f.json")
+    )
+
+
+def test_a_halt_without_findings_file_prints_no_findings_path_none() -> None:
+    from kitty.commands.review_text import loop_text
+
+    text = loop_text(_halt("reviewer_failed", [], None))
+    assert "None" not in text and "Findings path" not in text
+    assert "Findings path: f.json" in loop_text(_halt("reviewer_failed", [], "f.json"))

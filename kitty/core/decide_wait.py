@@ -153,14 +153,36 @@ def _in_flight(ctx: Context, live: list[str]) -> tuple[list[str], bool]:
             blockers.append(
                 f"{w} awaits review, but its implementer {st.implementer} is the only "
                 "configured agent: add a reviewer to agents.available in "
-                ".kittify/config.yaml, or an operator approves it with "
-                "--force --self-review-fallback"
+                ".kittify/config.yaml, or " + _alone(ctx, w, st.implementer)
             )
             continue
         else:
-            blockers.append(f"{w} awaits review by another agent (you implemented it)")
+            blockers.append(
+                f"{w} awaits review by another agent (you implemented it); working alone, "
+                + _alone(ctx, w, st.implementer)
+            )
         movable = True
     return blockers, movable
+
+
+def _alone(ctx: Context, w: str, implementer: str | None) -> str:
+    """How one person gets `w` reviewed: under a second identity (README, Quick start), or
+    as a recorded self-review fallback. Both commands run as printed."""
+    me = implementer or ctx.agent
+    second = f"{me}:reviewer"
+    intended = next((a for a in ctx.agents if a != me), second)
+    review = f"kitty agent action review {w} --mission {ctx.mission} --agent {quote(second)}"
+    fallback = (
+        f"kitty agent tasks move-task {w} --mission {ctx.mission} --to approved --force "
+        f"--agent {quote(me)} --self-review-fallback --intended-reviewer {quote(intended)} "
+        "--reviewer-failure-reason 'one person works on this mission' "
+        "--note 'Self-review fallback: no second reviewer'"
+    )
+    return (
+        f"review it under a second identity: `{review}` "
+        f"(then its verdict with --agent {quote(second)}), or approve it as a recorded "
+        f"self-review: `{fallback}`"
+    )
 
 
 def _capped(

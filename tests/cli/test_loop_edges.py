@@ -127,3 +127,36 @@ def test_a_halt_without_findings_file_prints_no_findings_path_none() -> None:
     text = loop_text(_halt("reviewer_failed", [], None))
     assert "None" not in text and "Findings path" not in text
     assert "Findings path: f.json" in loop_text(_halt("reviewer_failed", [], "f.json"))
+
+
+def _backticked(text: str) -> list[str]:
+    return text.split("`")[1::2]
+
+
+def test_a_solo_human_is_told_how_one_person_reviews(repo: Path) -> None:
+    wps = [{"wp_id": "WP01", "title": "Alpha"}, {"wp_id": "WP02", "title": "Beta"}]
+    make_mission(repo, wps=wps, config="agents:\n  available: [claude, codex]\n")
+    for wp in ("WP01", "WP02"):
+        for lane in ("claimed", "in_progress", "for_review"):
+            ok(repo, "move", wp, lane, "--agent", "claude")
+    decision = ok(repo, "next", "--agent", "claude", "--json").json()
+    assert decision["action"] == "wait"
+    line = next(b for b in decision["blocked_by"] if b.startswith("WP01"))
+    review, fallback = _backticked(line)
+    assert "--agent claude:reviewer" in review and "--self-review-fallback" in fallback
+    assert run_printed(repo, review).code == 0
+    ok(repo, "move", "WP01", "approved", "--agent", "claude:reviewer", "--note", "Review passed")
+    (fallback,) = [
+        c
+        for c in _backticked(
+            next(
+                b
+                for b in ok(repo, "next", "--agent", "claude", "--json").json()["blocked_by"]
+                if b.startswith("WP02")
+            )
+        )
+        if "fallback" in c
+    ]
+    assert run_printed(repo, fallback).code == 0
+    lanes_now = {w["id"]: w["lane"] for w in ok(repo, "status", "--json").json()["work_packages"]}
+    assert lanes_now == {"WP01": "approved", "WP02": "approved"}

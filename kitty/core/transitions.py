@@ -56,6 +56,24 @@ def arbiter_choices(wp_id: str, mission: str, actor: str) -> list[dict[str, Any]
     ]
 
 
+def unready_dependencies(
+    wp_id: str, to_lane: str, dependencies: Sequence[str], board_lane: Any
+) -> list[str]:
+    """The warning a move that starts work on `wp_id` prints while a dependency is not
+    approved (`kitty agent action implement` refuses; a person's move is only warned):
+    `board_lane(wp)` is a WP's lane now."""
+    if to_lane not in (lanes.CLAIMED, lanes.IN_PROGRESS):
+        return []
+    waiting = [(d, board_lane(d)) for d in dependencies if board_lane(d) not in lanes.SATISFIED]
+    if not waiting:
+        return []
+    named = ", ".join(f"{d} ({lane or 'not finalized'})" for d, lane in waiting)
+    return [
+        f"{wp_id} depends on {named}, not approved yet: its work starts without that code "
+        "(its lane worktree has only what is merged or approved)"
+    ]
+
+
 def cycles_since_arbiter(state: WPState) -> int:
     """Rejections since the last arbiter decision (all of them when there was none)."""
     decided = state.arbiter.get("cycles") if state.arbiter else None

@@ -18,7 +18,7 @@ from kitty.core.limits import check_text
 from kitty.core.log.state import HELD, Board, WPState
 from kitty.core.move import MoveCheck, MoveRequest, Policy
 from kitty.core.record import Record, replace
-from kitty.core.transitions import check_move
+from kitty.core.transitions import check_move, unready_dependencies
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission.workspace import AGENT_ENV, Mission
@@ -207,7 +207,9 @@ def _moved(
     warnings: list[str],
 ) -> dict[str, Any]:
     """What move_task answers (the JSON object of `move --json`)."""
-    state = mission.board.wps.get(wp_id)
+    board = mission.board
+    state = board.wps.get(wp_id)
+    deps = wp.dependencies if (wp := mission.wp(wp_id)) else ()
     return {
         "mission": mission.slug,
         "wp_id": wp_id,
@@ -220,7 +222,7 @@ def _moved(
         "arbiter": check.arbiter,
         "self_review": check.self_review,
         "event_ids": [r["event_id"] for r in records],
-        "warnings": warnings,
+        "warnings": warnings + unready_dependencies(wp_id, check.to_lane, deps, board.lane),
     }
 
 

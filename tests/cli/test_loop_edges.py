@@ -160,3 +160,17 @@ def test_a_solo_human_is_told_how_one_person_reviews(repo: Path) -> None:
     assert run_printed(repo, fallback).code == 0
     lanes_now = {w["id"]: w["lane"] for w in ok(repo, "status", "--json").json()["work_packages"]}
     assert lanes_now == {"WP01": "approved", "WP02": "approved"}
+
+
+def test_starting_a_wp_whose_dependency_is_not_approved_warns(repo: Path) -> None:
+    make_mission(repo, wps=WPS)
+    moved = ok(repo, "move", "WP02", "--to", "in_progress", "--agent", "claude")
+    assert "WP02 depends on WP01 (planned), not approved yet" in moved.err
+    as_json = ok(repo, "move", "WP01", "--to", "claimed", "--agent", "codex", "--json").json()
+    assert as_json["warnings"] == []  # no dependencies: nothing to say
+    for lane in ("in_progress", "for_review", "in_review"):
+        ok(repo, "move", "WP01", lane, "--agent", "codex" if lane != "in_review" else "claude")
+    ok(repo, "move", "WP01", "approved", "--agent", "claude", "--note", "Review passed")
+    ok(repo, "move", "WP02", "planned", "--agent", "claude")
+    again = ok(repo, "move", "WP02", "--to", "in_progress", "--agent", "claude")
+    assert "depends on" not in again.err

@@ -82,6 +82,16 @@ def cycles_since_arbiter(state: WPState) -> int:
     return max(0, state.review_cycles - decided)
 
 
+def cycle_count(state: WPState) -> str:
+    """`3 times` — or `3 times since the arbiter's decision (5 in all)`: the one count
+    every board, prompt and refusal names (review.max_cycles counts since the arbiter)."""
+    since = cycles_since_arbiter(state)
+    total = state.review_cycles
+    if since == total:
+        return f"{total} times"
+    return f"{since} times since the arbiter's decision ({total} in all)"
+
+
 def halted(state: WPState) -> bool:
     """An open review-panel HALT: its artifact is named and the WP is parked in planned."""
     return bool(state.scalars.get("review_halt")) and state.lane in (
@@ -145,10 +155,9 @@ def check_move(
         and to_lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.FOR_REVIEW)
     ):
         raise GuardRefused(
-            f"{wp_id} was rejected {state.review_cycles} times "
+            f"{wp_id} was rejected {cycle_count(state)} "
             f"(review.max_cycles is {policy.max_cycles}): it needs an arbiter decision",
-            "an agent other than its implementer (or a person) decides with one of: "
-            + " | ".join(arbiter_commands(wp_id, mission, req.actor or "NAME")),
+            _cap_hint(wp_id, state, req.actor, mission),
         )
     verdict, self_review = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
     blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
@@ -161,6 +170,22 @@ def check_move(
         )
     arbiter = _arbiter(state, to_lane, req, policy)
     return MoveCheck(from_lane, to_lane, verdict, arbiter, self_review)
+
+
+def _cap_hint(wp_id: str, state: WPState, actor: str | None, mission: str) -> str:
+    """What to do at the cap, naming only commands `actor` may run: its implementer cannot
+    decide (that would be self-review), so it is told who does and to go on with `next`."""
+    if actor and actor == state.implementer:
+        import shlex
+
+        return (
+            f"{actor} implemented {wp_id} and cannot decide on its own work: another agent "
+            "or a person arbitrates (their `kitty next` offers the decision); meanwhile: "
+            f"kitty next --agent {shlex.quote(actor)} --mission {mission}"
+        )
+    return "an agent other than its implementer (or a person) decides with one of: " + " | ".join(
+        arbiter_commands(wp_id, mission, actor or "NAME")
+    )
 
 
 def _target(req: MoveRequest) -> str:

@@ -174,3 +174,27 @@ def test_starting_a_wp_whose_dependency_is_not_approved_warns(repo: Path) -> Non
     ok(repo, "move", "WP02", "planned", "--agent", "claude")
     again = ok(repo, "move", "WP02", "--to", "in_progress", "--agent", "claude")
     assert "depends on" not in again.err
+
+
+def _hint(err: str) -> str:
+    return err.split("hint: ", 1)[1].strip()
+
+
+def test_at_the_cap_the_implementer_is_never_told_to_arbitrate(repo: Path, tmp_path: Path) -> None:
+    config = "agents:\n  available: [claude, codex]\nreview:\n  max_cycles: 1\n"
+    make_mission(repo, wps=WPS, config=config)
+    to_cap(repo, tmp_path)
+    for argv in (
+        ("agent", "action", "implement", "WP01", "--agent", "claude"),
+        ("move", "WP01", "claimed", "--agent", "claude"),
+    ):
+        refused = kitty(repo, *argv)
+        assert refused.code == 1 and "needs an arbiter decision" in refused.err
+        hint = _hint(refused.err)
+        assert "--force" not in hint and "move-task" not in hint, hint
+        # the one command it names runs, for claude, as printed
+        command = hint[hint.index("meanwhile: ") + len("meanwhile: ") :]
+        assert run_printed(repo, command).code == 0
+    # another agent is shown the arbiter's commands in its own name
+    other = _hint(kitty(repo, "move", "WP01", "claimed", "--agent", "codex").err)
+    assert "--to approved --force --agent codex" in other

@@ -12,12 +12,11 @@ from functools import cached_property
 from typing import Any
 
 from kitty import SCHEMA
-from kitty.core import lanes, placeholders
+from kitty.core import lanes, placeholders, transitions
 from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.record import Record
-from kitty.core.transitions import cycles_since_arbiter
 
 #: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
 #: every printed command so it runs as printed.
@@ -197,9 +196,8 @@ def lane_holder(ctx: Context, wp_id: str) -> str | None:
 
 
 def cycle_label(st: WPState, max_cycles: int) -> str | None:
-    """`1/3` after one rejection: the WP's review cycles (rejections since the last arbiter
-    decision) out of the cap."""
-    return f"{cycles_since_arbiter(st)}/{max_cycles}" if st.review_cycles else None
+    """`1/3` after one rejection (kitty.core.transitions.cycle_label)."""
+    return transitions.cycle_label(st, max_cycles)
 
 
 def oldest(ctx: Context, ids: list[str]) -> list[str]:

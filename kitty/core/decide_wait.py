@@ -24,7 +24,7 @@ from kitty.core.decide_context import (
     stalled,
     state_of,
 )
-from kitty.core.transitions import arbiter_choices, at_cycle_cap, cycles_since_arbiter, halted
+from kitty.core.transitions import arbiter_choices, at_cycle_cap, cycle_count, halted
 
 
 def arbiter_decision(ctx: Context, w: str) -> Decision:
@@ -34,7 +34,7 @@ def arbiter_decision(ctx: Context, w: str) -> Decision:
         return _halt_decision(ctx, w)
     return Decision(
         ARBITER,
-        f"{w} was rejected {cycles_since_arbiter(st)} times (cap {ctx.max_cycles}) and "
+        f"{w} was rejected {cycle_count(st)} (cap {ctx.max_cycles}) and "
         f"{st.implementer or 'its implementer'} cannot decide on its own work: as the "
         "arbiter, choose to approve with a recorded override or to escalate",
         w,

@@ -82,9 +82,19 @@ def cycles_since_arbiter(state: WPState) -> int:
     return max(0, state.review_cycles - decided)
 
 
+def cycle_label(state: WPState, max_cycles: int) -> str | None:
+    """The one review cycle count every board, list, `next`, prompt and --json names:
+    `1/3` (rejections since the last arbiter decision, out of the cap), with the total
+    beside it once an arbiter decided (`0/3, 4 in all`); None before any rejection."""
+    if not state.review_cycles:
+        return None
+    since = cycles_since_arbiter(state)
+    total = state.review_cycles
+    return f"{since}/{max_cycles}" + (f", {total} in all" if total != since else "")
+
+
 def cycle_count(state: WPState) -> str:
-    """`3 times` — or `3 times since the arbiter's decision (5 in all)`: the one count
-    every board, prompt and refusal names (review.max_cycles counts since the arbiter)."""
+    """`3 times`, or `3 times since the arbiter's decision (5 in all)` (see cycle_label)."""
     since = cycles_since_arbiter(state)
     total = state.review_cycles
     if since == total:

@@ -18,7 +18,7 @@ from kitty.core.limits import check_text
 from kitty.core.log.state import HELD, Board, WPState
 from kitty.core.move import MoveCheck, MoveRequest, Policy
 from kitty.core.record import Record, replace
-from kitty.core.transitions import check_move, unready_dependencies
+from kitty.core.transitions import check_move, cycle_label, unready_dependencies
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission.workspace import AGENT_ENV, Mission
@@ -218,6 +218,7 @@ def _moved(
         "actor": req.actor,
         "force": req.force,
         "review_cycles": state.review_cycles if state else 0,
+        "cycle": cycle_label(state, mission.config.max_cycles) if state else None,
         "review_ref": records[0].get("review_ref") if records else None,
         "arbiter": check.arbiter,
         "self_review": check.self_review,

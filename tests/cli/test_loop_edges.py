@@ -198,3 +198,46 @@ def test_at_the_cap_the_implementer_is_never_told_to_arbitrate(repo: Path, tmp_p
     # another agent is shown the arbiter's commands in its own name
     other = _hint(kitty(repo, "move", "WP01", "claimed", "--agent", "codex").err)
     assert "--to approved --force --agent codex" in other
+
+
+def test_one_cycle_count_everywhere_after_an_arbiter_decision(repo: Path, tmp_path: Path) -> None:
+    config = "agents:\n  available: [claude, codex, gemini]\nreview:\n  max_cycles: 2\n"
+    make_mission(repo, wps=WPS, config=config)
+    to_cap(repo, tmp_path, cycles=2)
+    note = "Escalated to human: scope"
+    ok(repo, "move", "WP01", "blocked", "--force", "--agent", "gemini", "--note", note)
+    ok(repo, "move", "WP01", "planned", "--agent", "gemini")
+    to_cap(repo, tmp_path, cycles=1)  # one more rejection: 1 since the decision, 3 in all
+
+    def everywhere() -> dict[str, str]:
+        nxt = ok(repo, "next", "--agent", "claude", "--json").json()
+        row = ok(repo, "status", "--json").json()["work_packages"][0]
+        return {
+            "next --json": nxt["cycle"],
+            "next": ok(repo, "next", "--agent", "claude").out.splitlines()[0],
+            "status --json": row["cycle"],
+            "status --list": ok(repo, "status", "--list").out.splitlines()[0],
+            "board": ok(repo, "status").out,
+        }
+
+    seen = everywhere()
+    assert seen["next --json"] == seen["status --json"] == "1/2, 3 in all"
+    assert seen["next"] == "FIX WP01 (cycle 1/2, 3 in all)", seen["board"]
+    assert "[cycle 1/2, 3 in all]" in seen["status --list"]
+    assert "\n cycle 1/2\n 3 in all\n" in seen["board"], seen["board"]  # a card, narrow
+    # the fix prompt says the same count
+    prompt = ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json").json()
+    text = Path(prompt["prompt"]).read_text()
+    assert prompt["cycle"] == "1/2, 3 in all"
+    assert (
+        "This is cycle 1/2, 3 in all: a reviewer sent this work package back 1 time(s) "
+        "since the arbiter's decision (3 in all)" in text
+    )
+    # the second cap: the list and `next` agree on 2/2
+    for lane in ("for_review",):
+        ok(repo, "move", "WP01", lane, "--agent", "claude")
+    ok(repo, "move", "WP01", "in_review", "--agent", "codex")
+    reject(repo, tmp_path)
+    arbiter = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert (arbiter["action"], arbiter["cycle"]) == ("arbiter", "2/2, 4 in all")
+    assert "[cycle 2/2, 4 in all]" in ok(repo, "status", "--list").out

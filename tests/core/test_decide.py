@@ -157,15 +157,15 @@ def test_the_cap_counts_rejections_since_the_last_arbiter_decision() -> None:
     state = rejected("WP01", 3)
     state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
     d = run([wp("WP01")], [state], agent="claude")
-    assert (d.action, d.cycle) == ("fix", "0/3")
+    assert (d.action, d.cycle) == ("fix", "0/3, 3 in all")
     for more in (4, 5):
         state = rejected("WP01", more)
         state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
-        assert run([wp("WP01")], [state], agent="claude").cycle == f"{more - 3}/3"
+        assert run([wp("WP01")], [state], agent="claude").cycle == f"{more - 3}/3, {more} in all"
     state = rejected("WP01", 6)
     state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
     d = run([wp("WP01")], [state], agent="gemini")
-    assert (d.action, d.cycle) == ("arbiter", "3/3")
+    assert (d.action, d.cycle) == ("arbiter", "3/3, 6 in all")
 
 
 def test_a_silent_review_is_stalled_and_offered_for_takeover() -> None:

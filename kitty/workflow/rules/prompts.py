@@ -31,7 +31,7 @@ class PromptContext:
     wp: WorkPackage
     workspace: str
     branch: str | None
-    cycles: int  # review cycles so far: the number of rejections
+    cycles: int  # review cycles: rejections since the last arbiter decision (of the cap)
     max_cycles: int
     dependencies: Sequence[DependencyInfo] = ()
     dependents: Sequence[tuple[str, str]] = ()  # (id, title) of WPs that depend on this one
@@ -40,6 +40,22 @@ class PromptContext:
     base: str | None = None
     changed_files: Sequence[str] = ()
     commits: Sequence[str] = field(default_factory=tuple)
+    cycles_total: int | None = None  # every rejection, when an arbiter decided since some
+
+
+def _cycle(ctx: PromptContext) -> str:
+    """`1/3`, or `0/3, 4 in all` after an arbiter decision (the count `next` names)."""
+    total = ctx.cycles_total
+    return f"{ctx.cycles}/{ctx.max_cycles}" + (
+        f", {total} in all" if total is not None and total != ctx.cycles else ""
+    )
+
+
+def _times(ctx: PromptContext) -> str:
+    total = ctx.cycles_total
+    if total is None or total == ctx.cycles:
+        return f"{ctx.cycles} time(s)"
+    return f"{ctx.cycles} time(s) since the arbiter's decision ({total} in all)"
 
 
 def _front_matter(wp: WorkPackage) -> str:
@@ -56,8 +72,8 @@ def implement_prompt(ctx: PromptContext) -> str:
         out = [
             f"# Fix {wp.wp_id} – {wp.title}",
             "",
-            f"This is cycle {ctx.cycles}/{ctx.max_cycles}: a reviewer sent this work package "
-            f"back {ctx.cycles} time(s), and at {ctx.max_cycles} it goes to an arbiter. "
+            f"This is cycle {_cycle(ctx)}: a reviewer sent this work package "
+            f"back {_times(ctx)}, and at {ctx.max_cycles} it goes to an arbiter. "
             "Address every point of the feedback below, then resubmit.",
             "",
             f"## Review feedback ({ctx.feedback_ref or 'latest'})",
@@ -146,7 +162,7 @@ def review_prompt(ctx: PromptContext) -> str:
         "move-task commands shown at the bottom of this prompt.",
         "",
         f"# Review {wp.wp_id} – {wp.title}"
-        + (f" (cycle {ctx.cycles}/{ctx.max_cycles})" if ctx.cycles else ""),
+        + (f" (cycle {_cycle(ctx)})" if ctx.cycles or ctx.cycles_total else ""),
         "",
         "## Workspace",
         "",

@@ -30,6 +30,9 @@ ARBITER_PERSON = placeholders.ARBITER
 #: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
 #: default of review.stall_minutes; README).
 REVIEW_STALL_US = 30 * 60 * 1_000_000
+#: The annotation a refused approval leaves when its reviewer changed the lane:
+#: `<review_head>|<what changed>` (kitty.workflow.lanecheck).
+LANE_CHANGED = "review_lane_changed"
 
 
 class Context(Record, frozen=True, uncompared=("changes",)):
@@ -233,6 +236,16 @@ def _heartbeat_us(value: Any) -> int:
         return parse_at(value)
     except ValueError:
         return 0
+
+
+def lane_changed(st: WPState) -> str | None:
+    """What its reviewer changed in the lane of a WP in review (an approval was refused
+    for it), or None; a new review (another review_head) starts clean."""
+    value = st.scalars.get(LANE_CHANGED)
+    if st.lane != lanes.IN_REVIEW or not isinstance(value, str):
+        return None
+    head, _, changed = value.partition("|")
+    return changed if head and head == st.scalars.get("review_head") else None
 
 
 def others_may_come(ctx: Context, implementer: str | None) -> bool:

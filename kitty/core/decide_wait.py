@@ -12,15 +12,18 @@ from kitty.core.decide_context import (
     ARBITER,
     ARBITER_PERSON,
     BLOCKED,
+    REVIEW,
     WAIT,
     Context,
     Decision,
     choice,
     cycle_label,
     describe,
+    lane_changed,
     lane_holder,
     others_may_come,
     quote,
+    since,
     stalled,
     state_of,
 )
@@ -91,6 +94,65 @@ def _answer_choices(ctx: Context, w: str) -> list[dict[str, Any]]:
                 )
             )
     return out
+
+
+def takeover(ctx: Context, w: str) -> Decision | None:
+    """Take over `w`'s review: STALLED (silent past the limit), or at once when its
+    reviewer changed the lane (its approval is refused; it may only reject)."""
+    st = state_of(ctx, w)
+    if st.implementer == ctx.agent or st.reviewer == ctx.agent:
+        return None
+    changed = lane_changed(st)
+    why = f"its reviewer changed the lane: {changed}" if changed else stalled(ctx, st)
+    if not why:
+        return None
+    note = f"{st.reviewer}'s review " + ("changed the lane" if changed else f"was STALLED: {why}")
+    state = "its reviewer changed the lane" if changed else "STALLED"
+    return Decision(
+        REVIEW,
+        f"{w} is in_review by {st.reviewer}{since(ctx, st)} and {state} ({why}): "
+        "take the review over",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        [
+            f"kitty agent action review {w} --mission {ctx.mission} "
+            f'--agent {quote(ctx.agent)} --takeover --note "{note}"'
+        ],
+        lane=ctx.wp_lane.get(w),
+    )
+
+
+def changed_review(ctx: Context, w: str, changed: str) -> Decision:
+    """You changed the lane you review (reviewers are read-only): your approval is
+    refused, so reject it with your findings, or hand the review to another agent."""
+    st = state_of(ctx, w)
+    implementer = st.implementer or "its implementer"
+    move = f"kitty agent tasks move-task {w} --mission {ctx.mission}"
+    return Decision(
+        REVIEW,
+        f"your review of {w} changed its lane ({changed}), so your approval is refused "
+        "(reviewer_failed): reject it with your findings (what you changed belongs in "
+        "them), or hand the review to another agent (their `kitty next` offers the takeover "
+        "now)",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        lane=ctx.wp_lane.get(w),
+        choices=[
+            choice(
+                f"reject {w} with your findings",
+                f"{move} --to planned --agent {quote(ctx.agent)} "
+                "--review-feedback-file <feedback.md>",
+                {"<feedback.md>": "a file with what must change (and what you changed)"},
+            ),
+            choice(
+                f"hand the review of {w} to another agent",
+                f"kitty agent action review {w} --mission {ctx.mission} --agent "
+                f"'<another agent>' --takeover --note '{st.reviewer}'''s review changed "
+                "the lane'",
+                {"<another agent>": f"an agent other than you and {implementer}"},
+            ),
+        ],
+    )
 
 
 def waiting(

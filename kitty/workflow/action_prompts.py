@@ -9,6 +9,7 @@ from typing import Any
 
 from kitty.adapters.files import atomic_write
 from kitty.core.decide import cycle_label
+from kitty.core.decide_context import lane_changed
 from kitty.core.log.state import WPState
 from kitty.core.transitions import cycles_since_arbiter
 from kitty.mission.workspace import Mission
@@ -92,6 +93,7 @@ def deliver(
         mission.config.max_cycles,
         **prompt,
         cycles_total=st.review_cycles,
+        lane_changed=lane_changed(st) if role == "review" else None,
     )
     text = implement_prompt(ctx) if role == "implement" else review_prompt(ctx)
     path = prompt_path(mission, wp_id, role)

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from kitty.adapters.git import Git
+from kitty.core.decide_context import LANE_CHANGED
 
 
 def _git(path: Path, *args: str) -> str | None:
@@ -51,3 +52,83 @@ def changes(path: Path, before: str) -> str | None:
     if dirty:
         parts.append("uncommitted: " + ", ".join(dirty[:10]))
     return "; ".join(parts) or "the worktree's files changed"
+
+
+#: The annotation a refused approval leaves: `<review_head>|<what changed>` (so `next`
+#: tells the reviewer, and lets the others take the review over at once).
+CHANGED_KEY = LANE_CHANGED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kitty.mission.workspace import Mission
+
+
+def reviewer_change(mission: Mission, wp_id: str) -> dict[str, Any] | None:
+    """What changed in the lane since its reviewer's review started (None: nothing)."""
+    from kitty.core import lanes
+    from kitty.mission.worktrees import existing_workspace
+
+    st = mission.board.wps.get(wp_id)
+    if st is None or st.lane != lanes.IN_REVIEW:
+        return None
+    recorded = str(st.scalars.get("review_head") or "")
+    fingerprint, _, reviewer = recorded.rpartition("@")
+    if not fingerprint or reviewer != st.reviewer:
+        return None
+    path = existing_workspace(mission, wp_id).path
+    changed = changes(path, fingerprint)
+    if not changed:
+        return None
+    head = (_git(path, "rev-parse", "HEAD") or "").strip() or None
+    return {"reviewer": reviewer, "changes": changed, "commit": head, "review_head": recorded}
+
+
+def reviewed_lane(
+    mission: Mission, wp_id: str, to_lane: str | None, force: bool, extra: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """A verdict on a lane its reviewer changed (issue 22.6): an approval is refused
+    (`reviewer_failed`, remembered for `next`); forced, or a rejection, it is recorded as
+    such, naming the reviewer's commit. Returns the event's policy metadata and warnings."""
+    from kitty.core import lanes
+
+    if to_lane not in (lanes.APPROVED, lanes.PLANNED, lanes.IN_PROGRESS):
+        return extra, []
+    change = reviewer_change(mission, wp_id)
+    if change is None:
+        return extra, []
+    reviewer, changed = change["reviewer"], change["changes"]
+    if to_lane == lanes.APPROVED and not force:
+        _remember(mission, wp_id, change)
+        from kitty.errors import GuardRefused
+
+        raise GuardRefused(
+            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
+            "an approval would approve code nobody reviewed",
+            "reviewers are read-only; send it back with the findings "
+            "(--to planned --review-feedback-file FILE), or another agent reviews the new "
+            f"head: kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
+            '--takeover --note "the lane changed during the review"',
+        )
+    record = {k: change[k] for k in ("reviewer", "changes", "commit")}
+    warnings = []
+    if to_lane == lanes.APPROVED:
+        warnings.append(
+            f"{wp_id}'s lane changed during {reviewer}'s review ({changed}): this forced "
+            "approval approves code nobody reviewed, and is recorded as such "
+            "(policy_metadata.reviewer_changed_lane)"
+        )
+    return dict(extra or {}, reviewer_changed_lane=record), warnings
+
+
+def _remember(mission: Mission, wp_id: str, change: dict[str, Any]) -> None:
+    value = f"{change['review_head']}|{change['changes']}"
+    st = mission.board.wps.get(wp_id)
+    if st is not None and st.scalars.get(CHANGED_KEY) == value:
+        return  # refused before for the same change
+
+    def build(_board: Any) -> list[dict[str, Any]]:
+        return [mission.annotation(wp_id, change["reviewer"], {CHANGED_KEY: value})]
+
+    mission.record(build)

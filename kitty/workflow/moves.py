@@ -23,6 +23,7 @@ from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission.workspace import AGENT_ENV, Mission
 from kitty.workflow.autocommit import autocommit
+from kitty.workflow.lanecheck import reviewed_lane
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
@@ -172,8 +173,8 @@ def move_task(
     )
     subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
-    if lanes.canonical(to_lane) == lanes.APPROVED and not force:
-        _lane_unchanged(mission, wp_id)
+    target = lanes.canonical(to_lane)
+    policy_extra, reviewed = reviewed_lane(mission, wp_id, target, force, policy_extra)
     outcome: dict[str, Any] = {}
     written: list[Path] = []
 
@@ -194,7 +195,7 @@ def move_task(
         raise
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
-    warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
+    warnings = reviewed + _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     return _moved(mission, wp_id, check, req, records, warnings)
 
 
@@ -225,33 +226,6 @@ def _moved(
         "event_ids": [r["event_id"] for r in records],
         "warnings": warnings + unready_dependencies(wp_id, check.to_lane, deps, board.lane),
     }
-
-
-def _lane_unchanged(mission: Mission, wp_id: str) -> None:
-    """An approval from `kitty agent action review` approves what the reviewer read: the
-    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
-    st = mission.board.wps.get(wp_id)
-    if st is None or st.lane != lanes.IN_REVIEW:
-        return
-    recorded = str(st.scalars.get("review_head") or "")
-    fingerprint, _, reviewer = recorded.rpartition("@")
-    if not fingerprint or reviewer != st.reviewer:
-        return
-    from kitty.errors import GuardRefused
-    from kitty.mission.worktrees import existing_workspace
-    from kitty.workflow.lanecheck import changes
-
-    path = existing_workspace(mission, wp_id).path
-    changed = changes(path, fingerprint)
-    if changed:
-        raise GuardRefused(
-            f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
-            "an approval would approve code nobody reviewed",
-            "reviewers are read-only; send it back with the findings "
-            '(--to planned --note "..."), or another agent reviews the new head: '
-            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
-            '--takeover --note "the lane changed during the review"',
-        )
 
 
 def _fallback_warning(

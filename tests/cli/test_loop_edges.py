@@ -241,3 +241,85 @@ def test_one_cycle_count_everywhere_after_an_arbiter_decision(repo: Path, tmp_pa
     arbiter = ok(repo, "next", "--agent", "gemini", "--json").json()
     assert (arbiter["action"], arbiter["cycle"]) == ("arbiter", "2/2, 4 in all")
     assert "[cycle 2/2, 4 in all]" in ok(repo, "status", "--list").out
+
+
+def _reviewing_codex_edits(repo: Path) -> Path:
+    config = "agents:\n  available: [claude, codex, gemini]\n"
+    make_mission(repo, wps=[{"wp_id": "WP01", "title": "Alpha", "owned": ["a.txt"]}], config=config)
+    ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
+    ws = Path(
+        ok(repo, "agent", "action", "implement", "WP01", "--agent", "claude", "--json").json()[
+            "workspace"
+        ]
+    )
+    (ws / "a.txt").write_text("claude's work\n")
+    import subprocess
+
+    subprocess.run(["git", "add", "a.txt"], cwd=ws, check=True)
+    subprocess.run(["git", "commit", "-qm", "feat(WP01): a"], cwd=ws, check=True)
+    ok(repo, "move", "WP01", "for_review", "--agent", "claude", "--note", "Ready for review: a")
+    ok(repo, "agent", "action", "review", "WP01", "--agent", "codex")
+    (ws / "a.txt").write_text("codex fixed it itself\n")
+    subprocess.run(["git", "commit", "-qam", "review: fix"], cwd=ws, check=True)
+    return ws
+
+
+def test_after_a_reviewer_edited_the_lane_next_says_what_changed_and_what_to_do(
+    repo: Path, tmp_path: Path
+) -> None:
+    _reviewing_codex_edits(repo)
+    refused = kitty(repo, "move", "WP01", "approved", "--agent", "codex", "--note", "Review passed")
+    assert refused.code == 1 and "reviewer_failed" in refused.err and "HEAD moved" in refused.err
+    # the same reviewer is not sent round again to approve: it is told what changed
+    mine = ok(repo, "next", "--agent", "codex", "--json").json()
+    assert mine["action"] == "review" and mine["commands"] == []
+    assert "changed its lane (HEAD moved" in mine["reason"] and "refused" in mine["reason"]
+    reject, hand_over = mine["choices"]
+    assert "--to planned" in reject["commands"][0] and "--takeover" in hand_over["commands"][0]
+    prompt = ok(repo, "agent", "action", "review", "WP01", "--agent", "codex", "--json").json()
+    assert (
+        "## Your review changed the lane: approval is refused" in Path(prompt["prompt"]).read_text()
+    )
+    # another agent is offered the takeover now, not after the 30-minute stall
+    other = ok(repo, "next", "--agent", "gemini", "--json").json()
+    assert other["action"] == "review" and "changed the lane" in other["reason"]
+    (takeover,) = other["commands"]
+    assert "--takeover" in takeover and run_printed(repo, takeover).code == 0
+    assert ok(repo, "status", "--json").json()["work_packages"][0]["reviewer"] == "gemini"
+
+
+def test_a_forced_approval_of_a_lane_its_reviewer_changed_says_so_and_is_recorded(
+    repo: Path,
+) -> None:
+    ws = _reviewing_codex_edits(repo)
+    head = subprocess_out(ws, "rev-parse", "HEAD")
+    forced = ok(
+        repo, "move", "WP01", "approved", "--agent", "codex", "--force", "--note", "ok anyway"
+    )
+    assert "approves code nobody reviewed, and is recorded as such" in forced.err
+    (event,) = [e for e in events(repo) if e.get("to_lane") == "approved"]
+    changed = event["policy_metadata"]["reviewer_changed_lane"]
+    assert changed["reviewer"] == "codex" and changed["commit"] == head
+    assert "HEAD moved" in changed["changes"]
+
+
+def test_a_rejection_after_the_reviewer_changed_the_lane_names_its_commit(
+    repo: Path, tmp_path: Path
+) -> None:
+    ws = _reviewing_codex_edits(repo)
+    head = subprocess_out(ws, "rev-parse", "HEAD")
+    reject(repo, tmp_path)
+    (event,) = [
+        e
+        for e in events(repo)
+        if e.get("to_lane") == "planned" and e.get("from_lane") == "in_review"
+    ]
+    assert event["policy_metadata"]["reviewer_changed_lane"]["commit"] == head
+
+
+def subprocess_out(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()

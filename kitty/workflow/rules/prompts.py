@@ -41,6 +41,7 @@ class PromptContext:
     changed_files: Sequence[str] = ()
     commits: Sequence[str] = field(default_factory=tuple)
     cycles_total: int | None = None  # every rejection, when an arbiter decided since some
+    lane_changed: str | None = None  # what this review changed in the lane (read-only!)
 
 
 def _cycle(ctx: PromptContext) -> str:
@@ -169,7 +170,7 @@ def review_prompt(ctx: PromptContext) -> str:
         f"    cd {ctx.workspace}",
         "",
     ]
-    out += _review_changes(ctx)
+    out += _lane_changed(ctx) + _review_changes(ctx)
     body = placeholders.strip(wp.body).strip()
     out += ["## Acceptance criteria (the work package)", "", body, ""]
     if wp.subtasks:
@@ -190,6 +191,21 @@ def review_prompt(ctx: PromptContext) -> str:
         ]
         out.append("")
     return "\n".join(out + _verdicts(ctx))
+
+
+def _lane_changed(ctx: PromptContext) -> list[str]:
+    """A review that changed the lane it reviews: the approval is refused; what is left."""
+    if not ctx.lane_changed:
+        return []
+    return [
+        "## Your review changed the lane: approval is refused",
+        "",
+        f"Reviewers are read-only, and this review changed the lane ({ctx.lane_changed}).",
+        "An approval would approve code nobody reviewed, so it is refused (reviewer_failed).",
+        "Reject with your findings (say what you changed and why), or leave the review:",
+        "another agent takes it over (`kitty next` offers them the takeover now).",
+        "",
+    ]
 
 
 def _review_changes(ctx: PromptContext) -> list[str]:

@@ -132,7 +132,7 @@ def changed_review(ctx: Context, w: str, changed: str) -> Decision:
         REVIEW,
         f"your review of {w} changed its lane ({changed}), so your approval is refused "
         "(reviewer_failed): reject it with your findings (what you changed belongs in "
-        "them), or hand the review to another agent (their `kitty next` offers the takeover "
+        "them), or hand the review to another agent (kitty next offers them the takeover "
         "now)",
         w,
         cycle_label(st, ctx.max_cycles),
@@ -147,8 +147,8 @@ def changed_review(ctx: Context, w: str, changed: str) -> Decision:
             choice(
                 f"hand the review of {w} to another agent",
                 f"kitty agent action review {w} --mission {ctx.mission} --agent "
-                f"'<another agent>' --takeover --note '{st.reviewer}'''s review changed "
-                "the lane'",
+                f"'<another agent>' --takeover --note "
+                + quote(f"{st.reviewer}'s review changed the lane"),
                 {"<another agent>": f"an agent other than you and {implementer}"},
             ),
         ],

@@ -190,7 +190,7 @@ def _cap_hint(wp_id: str, state: WPState, actor: str | None, mission: str) -> st
 
         return (
             f"{actor} implemented {wp_id} and cannot decide on its own work: another agent "
-            "or a person arbitrates (their `kitty next` offers the decision); meanwhile: "
+            "or a person arbitrates (kitty next offers them the decision); meanwhile: "
             f"kitty next --agent {shlex.quote(actor)} --mission {mission}"
         )
     return "an agent other than its implementer (or a person) decides with one of: " + " | ".join(

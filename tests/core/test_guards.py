@@ -258,7 +258,7 @@ def test_cycle_cap_refuses_every_step_towards_review(lane: str, to_lane: str) ->
     own = refused(st, MoveRequest(to_lane, "claude"), policy=Policy(max_cycles=3), mission="m")
     assert own.hint == (
         "claude implemented WP01 and cannot decide on its own work: another agent or a person "
-        "arbitrates (their `kitty next` offers the decision); meanwhile: "
+        "arbitrates (kitty next offers them the decision); meanwhile: "
         "kitty next --agent claude --mission m"
     )
     # one rejection fewer, or a larger cap, and the same move is allowed

@@ -46,6 +46,13 @@ def decisions() -> list[decide.Decision]:
     stalled = st("WP01", "in_review", reviewer="codex", implementer="gemini")
     stalled.lane_since_us = NOW - 200 * 60 * 1_000_000
     out.append(decide.decide(ctx([wp("WP01")], [stalled])))
+    changed = st("WP01", "in_review", reviewer="claude", implementer="codex")
+    changed.scalars = {
+        "review_head": "abc+1@claude",
+        "review_lane_changed": "abc+1@claude|HEAD moved",
+    }
+    for agent in ("claude", "gemini"):  # the reviewer that changed it, and another agent
+        out.append(decide.decide(ctx([wp("WP01")], [changed], agent=agent)))
     lone = rejected("WP01", 3)
     c = decide.Context("m", "claude", {"WP01": wp("WP01")}, Board(wps={"WP01": lone}),
                        {"WP01": "a"}, agents=("claude",))  # fmt: skip

@@ -12,7 +12,6 @@ import hashlib
 from pathlib import Path
 
 from kitty.adapters.git import Git
-from kitty.core.decide_context import LANE_CHANGED
 
 
 def _git(path: Path, *args: str) -> str | None:
@@ -53,10 +52,6 @@ def changes(path: Path, before: str) -> str | None:
         parts.append("uncommitted: " + ", ".join(dirty[:10]))
     return "; ".join(parts) or "the worktree's files changed"
 
-
-#: The annotation a refused approval leaves: `<review_head>|<what changed>` (so `next`
-#: tells the reviewer, and lets the others take the review over at once).
-CHANGED_KEY = LANE_CHANGED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,6 +118,10 @@ def reviewed_lane(
 
 
 def _remember(mission: Mission, wp_id: str, change: dict[str, Any]) -> None:
+    # `<review_head>|<what changed>`: `next` tells the reviewer, and lets the others take
+    # the review over at once (kitty.core.decide_context.lane_changed)
+    from kitty.core.decide_context import LANE_CHANGED as CHANGED_KEY
+
     value = f"{change['review_head']}|{change['changes']}"
     st = mission.board.wps.get(wp_id)
     if st is not None and st.scalars.get(CHANGED_KEY) == value:

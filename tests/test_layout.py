@@ -22,8 +22,8 @@ ORDER = (
     "panel",
     "sprint",
     "web",
-    "mcp",
     "project",
+    "mcp",
     "commands",
     "cli",
 )

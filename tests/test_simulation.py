@@ -407,7 +407,8 @@ class Sim:
                 chosen = chosen.replace("<feedback.md>", str(feedback))
             elif not self.processes and self.rng.random() < self.sc.edit_p:
                 self.misbehave(workspace, shlex.split(chosen))
-            agent.pending = [shlex.split(chosen)]
+            # the prompt's <summary> is the agent's own words (a note that keeps it is refused)
+            agent.pending = [shlex.split(chosen.replace("<summary>", f"{wp_id} reviewed"))]
         else:
             wp = next(w for w in self.sc.wps if w["wp_id"] == wp_id)
             files = target_files(wp_id, tuple(wp["owned"]))
@@ -418,7 +419,7 @@ class Sim:
                     handle.write(f"{wp_id} step {self.steps}\n")
             pending = []
             for line in FENCED.findall(prompt.split("## Finish with exactly these commands")[1]):
-                argv = shlex.split(line)
+                argv = shlex.split(line.replace("<summary>", f"{wp_id} step {self.steps}"))
                 if argv[1] == "safe-commit":
                     argv = ["kitty", "-C", str(workspace), "safe-commit", *files, *argv[-2:]]
                 pending.append(argv)

@@ -46,6 +46,12 @@ def _next_line(result: dict[str, Any]) -> str:
         metavar="WP01,WP02",
         help="Replace the dependencies with these ('' for none).",
     ),
+    list_option(
+        "--subtask",
+        metavar="TEXT|T003=TEXT",
+        help="Add a subtask (the next free T-id), or reword one: T003=TEXT (repeatable).",
+    ),
+    list_option("--remove-subtask", metavar="T003", help="Remove a subtask (repeatable)."),
     body_file_option("Replace the Markdown body (under the heading) with FILE ('-': stdin)."),
 )
 def wp_edit(
@@ -56,10 +62,12 @@ def wp_edit(
     objective: str | None,
     owns: tuple[str, ...],
     depends_on: tuple[str, ...],
+    subtask: tuple[str, ...],
+    remove_subtask: tuple[str, ...],
     body_file: str | None,
     as_json: bool,
 ) -> int:
-    """Change a WP's title, objective, owned files, dependencies or body.
+    """Change a WP's title, objective, owned files, dependencies, subtasks or body.
 
     The file is rewritten under the mission lock only if it still reads back
     as a valid WP and the dependencies stay acyclic. Front-matter comments are
@@ -70,8 +78,11 @@ def wp_edit(
       kitty wp edit WP02 --title "Cart UI (web)" --objective "The cart page"
       kitty wp edit WP02 --owns 'web/cart/**' --owns 'web/shared/cart.css'
       kitty wp edit WP02 --depends-on WP01,WP03
+      kitty wp edit WP02 --subtask "Empty-cart message" --subtask "T004=Totals with tax"
+      kitty wp edit WP02 --remove-subtask T005
     """
     from kitty.workflow.planning import edit
+    from kitty.workflow.rules.subtasks import SubtaskEdit
     from kitty.workflow.wp_add import read_body
 
     result = edit(
@@ -82,6 +93,7 @@ def wp_edit(
         owns=list(owns) if owns else None,
         depends_on=list(depends_on) if depends_on else None,
         body=read_body(body_file) if body_file is not None else None,
+        subtasks=SubtaskEdit(subtask, remove_subtask),
     )
     emit(
         result,

@@ -60,7 +60,8 @@ def init(
     emit(
         result,
         f"kitty project at {result['root']}\nchanged: {changed}\n"
-        f"agents: {', '.join(result['agents']) or '(none)'}"
+        f"agents: {', '.join(result['agents']) or '(none)'}\n"
+        + _auto_commit_line(bool(result["auto_commit"]))
         + (
             f"\nnote: branch {unborn} has no commit yet, and missions need one; run "
             f"`{INITIAL_COMMIT}` (or `kitty init --initial-commit`)"
@@ -74,6 +75,21 @@ def init(
         as_json,
     )
     return 0
+
+
+def _auto_commit_line(auto: bool) -> str:
+    """Which agents.auto_commit this project has, and why that is the default."""
+    if auto:
+        return (
+            "auto_commit: true (kitty commits its own files after each change; "
+            "agents.auto_commit in .kittify/config.yaml)"
+        )
+    return (
+        "auto_commit: false (the default: kitty never commits on its own, so its files in "
+        "kitty-specs/ wait for your next commit, and `kitty status` says so once;\n"
+        "  for agents working unattended set `agents.auto_commit: true` in "
+        ".kittify/config.yaml: each move is then committed)"
+    )
 
 
 def _init_next(result: dict[str, object]) -> str:

@@ -52,28 +52,40 @@ def _labels(question: dict[str, Any]) -> str:
     )
 
 
+def _questions(data: dict[str, Any]) -> list[str]:
+    """A blocker's questions, to ask; a malformed blocker's, as written (none can be
+    answered: `Why:` names what is wrong with them)."""
+    lines = []
+    answerable = data["reason"] == "blocker"
+    chunks = data.get("question_chunks") or []
+    if chunks and not answerable:
+        lines.append("Questions as written (malformed: they cannot be answered):")
+    for number, chunk in enumerate(chunks, 1):
+        if answerable:
+            lines.append(f"Questions (ask {number}):")
+        for q in chunk:
+            if not isinstance(q, dict):
+                lines.append(f"  {q!r}")
+                continue
+            lines.append(f"  {q.get('id')}: {q.get('question')} [{_labels(q)}]")
+    return lines
+
+
 def loop_text(data: dict[str, Any]) -> str:
     lines = []
     if data["loop_verdict"] == "CONVERGED":
         lines.append(f"CONVERGED at round {data['round']}. No blocking findings remain.")
     elif data["loop_verdict"] == "HALT":
         c = data.get("counts") or {}
-        lines += [
-            f"HALT: {data['reason']} at round {data['round']}.",
-            f"Findings path: {data.get('artifact_path')}",
-            f"HALT file: {data['halt_file']}",
-        ]
+        lines.append(f"HALT: {data['reason']} at round {data['round']}.")
+        if data.get("artifact_path"):  # no findings file (a reviewer failed): no line
+            lines.append(f"Findings path: {data['artifact_path']}")
+        lines.append(f"HALT file: {data['halt_file']}")
         if c:
             lines.append("Finding count: " + ", ".join(f"{n} {s}" for s, n in c.items()))
         if data.get("context"):
             lines.append(f"Why: {data['context']}")
-        for number, chunk in enumerate(data.get("question_chunks") or [], 1):
-            lines.append(f"Questions (ask {number}):")
-            for q in chunk:
-                if not isinstance(q, dict):  # a malformed blocker: `Why:` names the shape
-                    lines.append(f"  {q!r}")
-                    continue
-                lines.append(f"  {q.get('id')}: {q.get('question')} [{_labels(q)}]")
+        lines += _questions(data)
         lines.append(f"Next: {data['hint']}")
     else:
         lines.append(f"{data['loop_verdict']} at round {data['round']}")

@@ -32,6 +32,7 @@ from kitty.core.decide_context import (
     cycle_label,
     deps_ready,
     describe,
+    lane_changed,
     lane_holder,
     oldest,
     quote,
@@ -39,7 +40,7 @@ from kitty.core.decide_context import (
     stalled,
     state_of,
 )
-from kitty.core.decide_wait import arbiter_decision, waiting
+from kitty.core.decide_wait import arbiter_decision, changed_review, takeover, waiting
 from kitty.core.gateview import view as gate_view
 from kitty.core.log.conflicts import open_views
 from kitty.core.log.snapshot import progress, sort_ids
@@ -255,6 +256,8 @@ def _resume_review(ctx: Context, by_lane: ByLane) -> Decision | None:
     if not mine:
         return None
     w = oldest(ctx, mine)[0]
+    if changed := lane_changed(state_of(ctx, w)):
+        return changed_review(ctx, w, changed)
     return _work(
         ctx,
         REVIEW,
@@ -304,25 +307,11 @@ def _review(ctx: Context, by_lane: ByLane) -> Decision | None:
 
 
 def _take_over_stalled(ctx: Context, by_lane: ByLane) -> Decision | None:
-    """2b. A review nobody works on any more (silent past the stall limit): take it over."""
+    """2b. A review nobody works on any more (silent past the stall limit), or whose
+    reviewer changed the lane: take it over."""
     for w in oldest(ctx, by_lane.get(lanes.IN_REVIEW, [])):
-        st = state_of(ctx, w)
-        why = stalled(ctx, st) if st.implementer != ctx.agent else None
-        if not why:
-            continue
-        note = f"{st.reviewer}'s review was STALLED: {why}"
-        return Decision(
-            REVIEW,
-            f"{w} is in_review by {st.reviewer}{since(ctx, st)} and STALLED ({why}): "
-            "take the review over",
-            w,
-            cycle_label(st, ctx.max_cycles),
-            [
-                f"kitty agent action review {w} --mission {ctx.mission} "
-                f'--agent {quote(ctx.agent)} --takeover --note "{note}"'
-            ],
-            lane=ctx.wp_lane.get(w),
-        )
+        if decision := takeover(ctx, w):
+            return decision
     return None
 
 

@@ -12,12 +12,11 @@ from functools import cached_property
 from typing import Any
 
 from kitty import SCHEMA
-from kitty.core import lanes
+from kitty.core import lanes, placeholders, transitions
 from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.record import Record
-from kitty.core.transitions import cycles_since_arbiter
 
 #: Agent ids may hold spaces and parentheses (Spec Kitty histories do): quoted in
 #: every printed command so it runs as printed.
@@ -27,10 +26,13 @@ IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
 ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
 CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
 #: The placeholder for a person's name in a choice only a person can make.
-ARBITER_PERSON = "<arbiter>"
+ARBITER_PERSON = placeholders.ARBITER
 #: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
 #: default of review.stall_minutes; README).
 REVIEW_STALL_US = 30 * 60 * 1_000_000
+#: The annotation a refused approval leaves when its reviewer changed the lane:
+#: `<review_head>|<what changed>` (kitty.workflow.lanecheck).
+LANE_CHANGED = "review_lane_changed"
 
 
 class Context(Record, frozen=True, uncompared=("changes",)):
@@ -202,9 +204,8 @@ def lane_holder(ctx: Context, wp_id: str) -> str | None:
 
 
 def cycle_label(st: WPState, max_cycles: int) -> str | None:
-    """`1/3` after one rejection: the WP's review cycles (rejections since the last arbiter
-    decision) out of the cap."""
-    return f"{cycles_since_arbiter(st)}/{max_cycles}" if st.review_cycles else None
+    """`1/3` after one rejection (kitty.core.transitions.cycle_label)."""
+    return transitions.cycle_label(st, max_cycles)
 
 
 def oldest(ctx: Context, ids: list[str]) -> list[str]:
@@ -240,6 +241,16 @@ def _heartbeat_us(value: Any) -> int:
         return parse_at(value)
     except ValueError:
         return 0
+
+
+def lane_changed(st: WPState) -> str | None:
+    """What its reviewer changed in the lane of a WP in review (an approval was refused
+    for it), or None; a new review (another review_head) starts clean."""
+    value = st.scalars.get(LANE_CHANGED)
+    if st.lane != lanes.IN_REVIEW or not isinstance(value, str):
+        return None
+    head, _, changed = value.partition("|")
+    return changed if head and head == st.scalars.get("review_head") else None
 
 
 def others_may_come(ctx: Context, implementer: str | None) -> bool:

@@ -12,19 +12,22 @@ from kitty.core.decide_context import (
     ARBITER,
     ARBITER_PERSON,
     BLOCKED,
+    REVIEW,
     WAIT,
     Context,
     Decision,
     choice,
     cycle_label,
     describe,
+    lane_changed,
     lane_holder,
     others_may_come,
     quote,
+    since,
     stalled,
     state_of,
 )
-from kitty.core.transitions import arbiter_choices, at_cycle_cap, cycles_since_arbiter, halted
+from kitty.core.transitions import arbiter_choices, at_cycle_cap, cycle_count, halted
 
 
 def arbiter_decision(ctx: Context, w: str) -> Decision:
@@ -34,7 +37,7 @@ def arbiter_decision(ctx: Context, w: str) -> Decision:
         return _halt_decision(ctx, w)
     return Decision(
         ARBITER,
-        f"{w} was rejected {cycles_since_arbiter(st)} times (cap {ctx.max_cycles}) and "
+        f"{w} was rejected {cycle_count(st)} (cap {ctx.max_cycles}) and "
         f"{st.implementer or 'its implementer'} cannot decide on its own work: as the "
         "arbiter, choose to approve with a recorded override or to escalate",
         w,
@@ -91,6 +94,65 @@ def _answer_choices(ctx: Context, w: str) -> list[dict[str, Any]]:
                 )
             )
     return out
+
+
+def takeover(ctx: Context, w: str) -> Decision | None:
+    """Take over `w`'s review: STALLED (silent past the limit), or at once when its
+    reviewer changed the lane (its approval is refused; it may only reject)."""
+    st = state_of(ctx, w)
+    if st.implementer == ctx.agent or st.reviewer == ctx.agent:
+        return None
+    changed = lane_changed(st)
+    why = f"its reviewer changed the lane: {changed}" if changed else stalled(ctx, st)
+    if not why:
+        return None
+    note = f"{st.reviewer}'s review " + ("changed the lane" if changed else f"was STALLED: {why}")
+    state = "its reviewer changed the lane" if changed else "STALLED"
+    return Decision(
+        REVIEW,
+        f"{w} is in_review by {st.reviewer}{since(ctx, st)} and {state} ({why}): "
+        "take the review over",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        [
+            f"kitty agent action review {w} --mission {ctx.mission} "
+            f'--agent {quote(ctx.agent)} --takeover --note "{note}"'
+        ],
+        lane=ctx.wp_lane.get(w),
+    )
+
+
+def changed_review(ctx: Context, w: str, changed: str) -> Decision:
+    """You changed the lane you review (reviewers are read-only): your approval is
+    refused, so reject it with your findings, or hand the review to another agent."""
+    st = state_of(ctx, w)
+    implementer = st.implementer or "its implementer"
+    move = f"kitty agent tasks move-task {w} --mission {ctx.mission}"
+    return Decision(
+        REVIEW,
+        f"your review of {w} changed its lane ({changed}), so your approval is refused "
+        "(reviewer_failed): reject it with your findings (what you changed belongs in "
+        "them), or hand the review to another agent (kitty next offers them the takeover "
+        "now)",
+        w,
+        cycle_label(st, ctx.max_cycles),
+        lane=ctx.wp_lane.get(w),
+        choices=[
+            choice(
+                f"reject {w} with your findings",
+                f"{move} --to planned --agent {quote(ctx.agent)} "
+                "--review-feedback-file <feedback.md>",
+                {"<feedback.md>": "a file with what must change (and what you changed)"},
+            ),
+            choice(
+                f"hand the review of {w} to another agent",
+                f"kitty agent action review {w} --mission {ctx.mission} --agent "
+                f"'<another agent>' --takeover --note "
+                + quote(f"{st.reviewer}'s review changed the lane"),
+                {"<another agent>": f"an agent other than you and {implementer}"},
+            ),
+        ],
+    )
 
 
 def waiting(
@@ -153,14 +215,36 @@ def _in_flight(ctx: Context, live: list[str]) -> tuple[list[str], bool]:
             blockers.append(
                 f"{w} awaits review, but its implementer {st.implementer} is the only "
                 "configured agent: add a reviewer to agents.available in "
-                ".kittify/config.yaml, or an operator approves it with "
-                "--force --self-review-fallback"
+                ".kittify/config.yaml, or " + _alone(ctx, w, st.implementer)
             )
             continue
         else:
-            blockers.append(f"{w} awaits review by another agent (you implemented it)")
+            blockers.append(
+                f"{w} awaits review by another agent (you implemented it); working alone, "
+                + _alone(ctx, w, st.implementer)
+            )
         movable = True
     return blockers, movable
+
+
+def _alone(ctx: Context, w: str, implementer: str | None) -> str:
+    """How one person gets `w` reviewed: under a second identity (README, Quick start), or
+    as a recorded self-review fallback. Both commands run as printed."""
+    me = implementer or ctx.agent
+    second = f"{me}:reviewer"
+    intended = next((a for a in ctx.agents if a != me), second)
+    review = f"kitty agent action review {w} --mission {ctx.mission} --agent {quote(second)}"
+    fallback = (
+        f"kitty agent tasks move-task {w} --mission {ctx.mission} --to approved --force "
+        f"--agent {quote(me)} --self-review-fallback --intended-reviewer {quote(intended)} "
+        "--reviewer-failure-reason 'one person works on this mission' "
+        "--note 'Self-review fallback: no second reviewer'"
+    )
+    return (
+        f"review it under a second identity: `{review}` "
+        f"(then its verdict with --agent {quote(second)}), or approve it as a recorded "
+        f"self-review: `{fallback}`"
+    )
 
 
 def _capped(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from kitty.errors import UsageError
+
 OBJECTIVE = "Describe what this work package delivers."
 SUBTASK = "describe this subtask"
 _SUBTASK_LINE = re.compile(r"^- \[[ xX]\] (T\d{3,}): " + re.escape(SUBTASK) + r"\s*$")
@@ -43,3 +45,28 @@ def strip(body: str) -> str:
         else:
             out.append(line)
     return "\n".join(out)
+
+
+#: The placeholders of the notes kitty prints for someone to fill in (`next`'s arbiter
+#: choices and their `fill`, the prompts' verdict notes, a conflict's resolve commands).
+WHY_ACCEPTABLE = "<why the work is acceptable>"
+DISAGREEMENT = "<the disagreement>"
+SUMMARY = "<summary>"
+ARBITER = "<arbiter>"
+WHY_THIS_MOVE = "<why this move wins>"
+WHY_FIRST_MOVE = "<why the first move wins>"
+NOTE_PLACEHOLDERS = (WHY_ACCEPTABLE, DISAGREEMENT, SUMMARY, ARBITER, WHY_THIS_MOVE, WHY_FIRST_MOVE)
+
+
+def check_note(note: str | None, what: str = "--note") -> None:
+    """Refuse a note that still holds a placeholder kitty printed: it was copied, not written
+    (a recorded "Escalated to human: <the disagreement>" tells a person nothing)."""
+    if not note:
+        return
+    for mark in NOTE_PLACEHOLDERS:
+        if mark in note:
+            raise UsageError(
+                f"{what} still holds the placeholder {mark}: {note!r}",
+                f"replace {mark} with your own words (what it asks for), then run the "
+                "command again",
+            )

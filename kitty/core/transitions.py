@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kitty.core import lanes
+from kitty.core import lanes, placeholders
 from kitty.core.log.state import WPState
 from kitty.core.move import DEFAULT_POLICY, IssueRow, MoveCheck, MoveRequest, Policy
 from kitty.errors import GuardRefused, InvalidTransition
@@ -20,8 +20,8 @@ IN_MISSION = "in-mission"
 
 
 #: What an arbiter's choice asks to fill in before its commands run (placeholder -> meaning).
-WHY_ACCEPTABLE = "<why the work is acceptable>"
-DISAGREEMENT = "<the disagreement>"
+WHY_ACCEPTABLE = placeholders.WHY_ACCEPTABLE
+DISAGREEMENT = placeholders.DISAGREEMENT
 
 
 def arbiter_commands(wp_id: str, mission: str, actor: str) -> list[str]:
@@ -56,12 +56,50 @@ def arbiter_choices(wp_id: str, mission: str, actor: str) -> list[dict[str, Any]
     ]
 
 
+def unready_dependencies(
+    wp_id: str, to_lane: str, dependencies: Sequence[str], board_lane: Any
+) -> list[str]:
+    """The warning a move that starts work on `wp_id` prints while a dependency is not
+    approved (`kitty agent action implement` refuses; a person's move is only warned):
+    `board_lane(wp)` is a WP's lane now."""
+    if to_lane not in (lanes.CLAIMED, lanes.IN_PROGRESS):
+        return []
+    waiting = [(d, board_lane(d)) for d in dependencies if board_lane(d) not in lanes.SATISFIED]
+    if not waiting:
+        return []
+    named = ", ".join(f"{d} ({lane or 'not finalized'})" for d, lane in waiting)
+    return [
+        f"{wp_id} depends on {named}, not approved yet: its work starts without that code "
+        "(its lane worktree has only what is merged or approved)"
+    ]
+
+
 def cycles_since_arbiter(state: WPState) -> int:
     """Rejections since the last arbiter decision (all of them when there was none)."""
     decided = state.arbiter.get("cycles") if state.arbiter else None
     if not isinstance(decided, int) or isinstance(decided, bool):
         decided = 0 if state.arbiter is None else state.review_cycles
     return max(0, state.review_cycles - decided)
+
+
+def cycle_label(state: WPState, max_cycles: int) -> str | None:
+    """The one review cycle count every board, list, `next`, prompt and --json names:
+    `1/3` (rejections since the last arbiter decision, out of the cap), with the total
+    beside it once an arbiter decided (`0/3, 4 in all`); None before any rejection."""
+    if not state.review_cycles:
+        return None
+    since = cycles_since_arbiter(state)
+    total = state.review_cycles
+    return f"{since}/{max_cycles}" + (f", {total} in all" if total != since else "")
+
+
+def cycle_count(state: WPState) -> str:
+    """`3 times`, or `3 times since the arbiter's decision (5 in all)` (see cycle_label)."""
+    since = cycles_since_arbiter(state)
+    total = state.review_cycles
+    if since == total:
+        return f"{total} times"
+    return f"{since} times since the arbiter's decision ({total} in all)"
 
 
 def halted(state: WPState) -> bool:
@@ -110,6 +148,7 @@ def check_move(
     policy: Policy = DEFAULT_POLICY,
     mission: str = "<mission>",
 ) -> MoveCheck:
+    placeholders.check_note(req.note)
     to_lane = _target(req)
     from_lane = (state.lane if state else None) or lanes.GENESIS
     if to_lane == from_lane:
@@ -126,10 +165,9 @@ def check_move(
         and to_lane in (lanes.CLAIMED, lanes.IN_PROGRESS, lanes.FOR_REVIEW)
     ):
         raise GuardRefused(
-            f"{wp_id} was rejected {state.review_cycles} times "
+            f"{wp_id} was rejected {cycle_count(state)} "
             f"(review.max_cycles is {policy.max_cycles}): it needs an arbiter decision",
-            "an agent other than its implementer (or a person) decides with one of: "
-            + " | ".join(arbiter_commands(wp_id, mission, req.actor or "NAME")),
+            _cap_hint(wp_id, state, req.actor, mission),
         )
     verdict, self_review = _guards(wp_id, state, from_lane, to_lane, subtasks, req)
     blockers = issue_blockers(wp_id, to_lane, policy.issue_rows)
@@ -142,6 +180,22 @@ def check_move(
         )
     arbiter = _arbiter(state, to_lane, req, policy)
     return MoveCheck(from_lane, to_lane, verdict, arbiter, self_review)
+
+
+def _cap_hint(wp_id: str, state: WPState, actor: str | None, mission: str) -> str:
+    """What to do at the cap, naming only commands `actor` may run: its implementer cannot
+    decide (that would be self-review), so it is told who does and to go on with `next`."""
+    if actor and actor == state.implementer:
+        import shlex
+
+        return (
+            f"{actor} implemented {wp_id} and cannot decide on its own work: another agent "
+            "or a person arbitrates (kitty next offers them the decision); meanwhile: "
+            f"kitty next --agent {shlex.quote(actor)} --mission {mission}"
+        )
+    return "an agent other than its implementer (or a person) decides with one of: " + " | ".join(
+        arbiter_commands(wp_id, mission, actor or "NAME")
+    )
 
 
 def _target(req: MoveRequest) -> str:

@@ -165,6 +165,11 @@ TOOLS: tuple[Tool, ...] = (
                 "Review feedback file (absolute, or relative to the repository) "
                 "when rejecting a WP in review."
             ),
+            "self_review_fallback": _flag(
+                "With force: approve your own work, recorded as a self-review fallback."
+            ),
+            "intended_reviewer": _text("With self_review_fallback: who should have reviewed."),
+            "reviewer_failure_reason": _text("With self_review_fallback: why they could not."),
         },
         ("wp_id", "to"),
         lenient=frozenset({"to"}),
@@ -225,6 +230,8 @@ TOOLS: tuple[Tool, ...] = (
             "wp_id": _text("The WP to review (WP03, WP3 or 3); default: the next one."),
             "agent": AGENT,
             "mission": MISSION,
+            "takeover": _flag("Take over a review another agent left (needs a note)."),
+            "note": _text("Why you take the review over."),
         },
     ),
     Tool(
@@ -261,6 +268,8 @@ TOOLS: tuple[Tool, ...] = (
             "owns": _list("The new owned files (replacing the old list)."),
             "depends_on": _list("The new dependencies (replacing the old list)."),
             "body": _text("A new Markdown body (under the heading), replacing it all."),
+            "subtasks": _list('Subtasks to add ("text") or reword ("T003=text").'),
+            "remove_subtasks": _list('Subtask ids to remove, e.g. ["T003"].'),
             "mission": MISSION,
         },
         ("wp_id",),

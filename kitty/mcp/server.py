@@ -21,10 +21,13 @@ from kitty.core.printable import encodable
 from kitty.mcp.catalog import TOOLS, Tool
 
 INSTRUCTIONS = (
-    "kitty tracks this repository's work packages (WPs). Loop: call `next` with your agent "
+    "kitty tracks this repository's work packages (WPs). Start: `init` (with the agents), "
+    "`mission_create`. Loop: call `next` with your agent "
     "name and claim=true; do what `action` says (implement/review return your prompt and "
     "workspace); ask `next` again until the action is done or blocked. To plan: `wp_add`, "
     "`wp_edit`, `wp_depend`, `wp_split`, then `finalize`; `wp_show` and `wp_search` read. "
+    "Commit work with `safe_commit`; at the end `accept`, then `merge`. `next` answers "
+    "`tool_calls` (the tool and arguments of each step), and a hint names tools. "
     "Every result is the JSON of the matching `kitty … --json` command; an error's text is "
     'kitty\'s error object {"schema": 1, "error": {"code", "message", "hint"}}: follow its hint.'
 )
@@ -34,7 +37,9 @@ PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 
 def tools() -> list[Tool]:
-    return list(TOOLS)
+    from kitty.mcp.lifecycle import LIFECYCLE
+
+    return [*TOOLS, *LIFECYCLE]
 
 
 def crash_log(exc: BaseException) -> str:
@@ -121,7 +126,12 @@ class Server:
             doc = func(self.root, **tool.arguments(arguments))
             failed = False
         except KittyError as exc:
-            doc, failed = {"schema": SCHEMA, "error": exc.to_json()}, True
+            from kitty.mcp.hints import for_mcp
+
+            problem = exc.to_json()
+            if problem.get("hint"):  # over MCP, a hint names tools, not shell commands
+                problem["hint"] = for_mcp(str(problem["hint"]))
+            doc, failed = {"schema": SCHEMA, "error": problem}, True
         except Exception as exc:  # a bug: logged like the CLI's, reported as `internal`
             problem = {
                 "code": "internal",

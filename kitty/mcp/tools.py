@@ -35,9 +35,10 @@ def _run(
 def next_step(
     root: Path, agent: str | None = None, mission: str | None = None, claim: bool = False
 ) -> dict[str, Any]:
+    from kitty.mcp.hints import next_answer
     from kitty.workflow.nextstep import next_step as decide
 
-    return _doc(decide(_open(root, mission), agent, claim).to_json())
+    return _doc(next_answer(decide(_open(root, mission), agent, claim).to_json()))
 
 
 def status(root: Path, mission: str | None = None) -> dict[str, Any]:
@@ -99,11 +100,16 @@ def implement(
 
 
 def review(
-    root: Path, wp_id: str | None = None, agent: str | None = None, mission: str | None = None
+    root: Path,
+    wp_id: str | None = None,
+    agent: str | None = None,
+    mission: str | None = None,
+    takeover: bool = False,
+    note: str | None = None,
 ) -> dict[str, Any]:
     from kitty.workflow.actions import review as run
 
-    return _with_prompt(_run(run, root, mission, wp_id, agent, None, False))
+    return _with_prompt(_run(run, root, mission, wp_id, agent, None, False, takeover, note))
 
 
 def _with_prompt(doc: dict[str, Any]) -> dict[str, Any]:
@@ -133,10 +139,13 @@ def wp_add(root: Path, title: str, mission: str | None = None, **given: Any) -> 
 
 
 def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
-    """`kitty wp edit`; `changes`: title, objective, owns, depends_on, body."""
+    """`kitty wp edit`; `changes`: title, objective, owns, depends_on, body, subtasks,
+    remove_subtasks."""
     from kitty.workflow.planning import edit
+    from kitty.workflow.rules.subtasks import SubtaskEdit
 
-    return _run(edit, root, mission, wp_id, **changes)
+    subtasks = SubtaskEdit(changes.pop("subtasks", ()), changes.pop("remove_subtasks", ()))
+    return _run(edit, root, mission, wp_id, subtasks=subtasks, **changes)
 
 
 def wp_depend(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
@@ -175,3 +184,86 @@ def finalize(
     from kitty.workflow.missions import finalize as run
 
     return _run(run, root, mission, allow_placeholders)
+
+
+# -- the mission's lifecycle: kitty.mcp.lifecycle ----------------------------------------
+
+
+def init(
+    root: Path, agents: list[str] | None = None, initial_commit: bool = False
+) -> dict[str, Any]:
+    from kitty.project.setup import init_project
+
+    return _doc(init_project(root, list(agents) if agents is not None else None, True,
+                             initial_commit))  # fmt: skip
+
+
+def mission_create(root: Path, name: str, **given: Any) -> dict[str, Any]:
+    """`kitty mission create`; `given`: title, target_branch, initial_commit."""
+    from kitty.workflow.missions import create_mission
+
+    return _doc(
+        create_mission(
+            root,
+            name,
+            given.get("title"),
+            given.get("target_branch"),
+            bool(given.get("initial_commit")),
+        )
+    )
+
+
+def safe_commit(
+    root: Path, paths: list[str], message: str, workspace: str | None = None
+) -> dict[str, Any]:
+    from kitty.workflow.commit import safe_commit as run
+
+    return _doc(run(_path(root, workspace) or root, list(paths), message))
+
+
+def review_answer(root: Path, wp_id: str, **given: Any) -> dict[str, Any]:
+    """`kitty review answer`; `given`: answers, notes, continue, abort, agent, mission."""
+    from kitty.errors import UsageError
+    from kitty.panel.answer import answer
+
+    def pairs(values: list[str], name: str) -> dict[str, str]:
+        out = {}
+        for value in values:
+            key, sep, rest = value.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"{name} {value!r} is not ID=VALUE", f'e.g. {name}=["q1=A"]')
+            out[key.strip()] = rest.strip()
+        return out
+
+    mission = _open(root, given.get("mission"))
+    agent = given.get("agent")
+    return _doc(
+        answer(
+            root, mission.slug, wp_id, pairs(given.get("answers") or [], "answers"),
+            pairs(given.get("notes") or [], "notes"), bool(given.get("continue")),
+            lambda _event: None, bool(given.get("abort")),
+            mission.actor(agent) if agent else None,
+        )
+    )  # fmt: skip
+
+
+def resolve(
+    root: Path, wp_id: str, note: str, agent: str | None = None, mission: str | None = None
+) -> dict[str, Any]:
+    from kitty.workflow.conflicts import resolve as run
+
+    return _run(run, root, mission, wp_id, note, agent)
+
+
+def accept(root: Path, agent: str | None = None, mission: str | None = None) -> dict[str, Any]:
+    from kitty.workflow.acceptance import accept as run
+
+    return _run(run, root, mission, agent)
+
+
+def merge(root: Path, mission: str | None = None, **given: Any) -> dict[str, Any]:
+    """`kitty merge`; `given`: dry_run, strategy, keep_worktrees, resume, abort."""
+    from kitty.workflow.merging import merge as run
+
+    opts = {"dry": bool(given.pop("dry_run", False)), **given}
+    return _run(run, root, mission, **opts)

@@ -168,6 +168,7 @@ class _Builder:
         claim = state.runtime_claim if state else None
         wp["claim"] = dict(claim) if claim else None
         wp["path"] = mission.wps[wp_id].path if wp_id in mission.wps else None
+        wp["owned_files"] = list(mission.wps[wp_id].owned_files) if wp_id in mission.wps else []
 
     def model(self, now_us: int | None) -> dict[str, Any]:
         mission = self.mission

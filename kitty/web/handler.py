@@ -3,6 +3,7 @@ with `--edit` the page's own moves and new WPs (its token, its Origin, JSON only
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import sys
@@ -110,6 +111,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/board": self._api,
             "/events": self._events,
             "/healthz": lambda _m, _q: self._send(200, "text/plain; charset=utf-8", "ok\n"),
+            "/api/server": lambda _m, _q: self._json(HTTPStatus.OK, {"instance": self._instance()}),
         }
         route = routes.get(url.path)
         if route is None:
@@ -151,6 +153,7 @@ class Handler(BaseHTTPRequestHandler):
         routes: dict[str, Callable[[Mission, dict[str, Any]], dict[str, Any]]] = {
             "/api/move": _edit_move,
             "/api/wp": _edit_add,
+            "/api/wp/edit": _edit_wp,
         }
         route = routes.get(url.path)
         if route is None:
@@ -199,10 +202,16 @@ class Handler(BaseHTTPRequestHandler):
         snap = hub.snapshot(hub.resolve(name))
         model = snap.model
         if self.board.edit_token is not None:
-            model = dict(model, edit={"token": self.board.edit_token})
+            model = dict(model, edit={"token": self.board.edit_token, "instance": self._instance()})
         page = webboard.render_page(model, live=True)
         csp = webboard.content_security_policy(live=True)
         self._send(200, "text/html; charset=utf-8", page, {"Content-Security-Policy": csp})
+
+    def _instance(self) -> str | None:
+        """Which server this is (a new one after a restart), without telling its token: the
+        page offers to reload when the server it talks to is not the one that served it."""
+        token = self.board.edit_token
+        return hashlib.sha256(token.encode()).hexdigest()[:16] if token else None
 
     def _api(self, name: str | None, _query: dict[str, list[str]]) -> None:
         hub = self.board.hub
@@ -267,16 +276,41 @@ def _edit_move(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
 
 def _edit_add(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
     """A new WP from the page: `kitty wp add --title T [--depends-on ...]`, same checks."""
-    from kitty.workflow.missions import add_wp
+    from kitty.workflow.missions import Content, add_wp
 
     title = _text(body, "title")
     assert title is not None
     deps = body.get("depends_on") or []
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         raise UsageError("`depends_on` must be a list of WP ids", 'send ["WP01", "WP02"]')
-    result = add_wp(mission, title, deps, [], 0)
+    objective = _text(body, "objective", required=False) or None
+    subtasks = tuple(s for s in _strings(body, "subtasks") if s.strip())
+    content = Content(objective.strip() if objective else None, subtasks)
+    result = add_wp(mission, title, deps, _strings(body, "owns"), 0, content)
     result["path"] = mission.project.rel(Path(result["path"]))
     return result
+
+
+def _strings(body: dict[str, Any], key: str) -> list[str]:
+    value = body.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"`{key}` must be a list of strings", f'send {{"{key}": ["..."]}}')
+    return [v.strip() for v in value if v.strip()]
+
+
+def _edit_wp(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
+    """A card edited on the page: `kitty wp edit WP [--title] [--objective] [--owns]
+    [--subtask]`, same checks; a field left out (or empty) is not changed."""
+    from kitty.workflow.planning import edit
+    from kitty.workflow.rules.subtasks import SubtaskEdit
+
+    wp_id = _text(body, "wp")
+    assert wp_id is not None
+    title = _text(body, "title", required=False) or None
+    objective = _text(body, "objective", required=False) or None
+    owns = _strings(body, "owns") if body.get("owns") is not None else None
+    subtasks = SubtaskEdit(_strings(body, "subtasks"))
+    return edit(mission, wp_id, title=title, objective=objective, owns=owns, subtasks=subtasks)
 
 
 def edit_refusal(headers: Message, expected: str, port: int) -> str | None:

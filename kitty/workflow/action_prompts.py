@@ -9,7 +9,9 @@ from typing import Any
 
 from kitty.adapters.files import atomic_write
 from kitty.core.decide import cycle_label
+from kitty.core.decide_context import lane_changed
 from kitty.core.log.state import WPState
+from kitty.core.transitions import cycles_since_arbiter
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import LaneWorkspace, existing_workspace, mission_branch
 from kitty.workflow.autocommit import autocommit
@@ -111,9 +113,11 @@ def deliver(
         mission.wps[wp_id],
         str(ws.path),
         ws.branch,
-        st.review_cycles,
+        cycles_since_arbiter(st),
         mission.config.max_cycles,
         **prompt,
+        cycles_total=st.review_cycles,
+        lane_changed=lane_changed(st) if role == "review" else None,
     )
     text = implement_prompt(ctx) if role == "implement" else review_prompt(ctx)
     path = prompt_path(mission, wp_id, role)

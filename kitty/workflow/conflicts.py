@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kitty.core import placeholders
 from kitty.core.log.conflicts import conflict_view
 from kitty.core.log.state import RESOLVE_KEY, Board
 from kitty.errors import GuardRefused, UsageError
@@ -16,6 +17,7 @@ def resolve(mission: Mission, wp_text: str, note: str | None, agent: str | None)
         raise UsageError(
             "resolving a conflict needs a note", 'pass --note "keep in_progress: alice was first"'
         )
+    placeholders.check_note(note)
     wp_id = mission.resolve_wp(wp_text)
     actor = mission.actor(agent) or "user"
     resolved: list[dict[str, Any]] = []

@@ -75,31 +75,74 @@ def lane_guard(
     actor = req.actor or "NAME"
     if target == lanes.FOR_REVIEW:
         return readiness.for_review_gate(mission, wp_id, actor, req.force, req.note)
-    if not req.force:
-        unchanged_during_review(mission, wp_id)
     return readiness.approval_gate(mission, wp_id, actor, req.force)
 
 
-def unchanged_during_review(mission: Mission, wp_id: str) -> None:
-    """An approval from `kitty agent action review` approves what the reviewer read: the
-    lane as it was when the review started. A reviewer that edited it fails (issue 22.6)."""
+def reviewer_change(mission: Mission, wp_id: str) -> dict[str, Any] | None:
+    """What changed in the lane since its reviewer's review started (None: nothing)."""
+    from kitty.mission.worktrees import existing_workspace
+
     st = mission.board.wps.get(wp_id)
     if st is None or st.lane != lanes.IN_REVIEW:
-        return
+        return None
     recorded = str(st.scalars.get("review_head") or "")
     fingerprint, _, reviewer = recorded.rpartition("@")
     if not fingerprint or reviewer != st.reviewer:
-        return
-    from kitty.mission.worktrees import existing_workspace
-
+        return None
     path = existing_workspace(mission, wp_id).path
     changed = changes(path, fingerprint)
-    if changed:
+    if not changed:
+        return None
+    head = (_git(path, "rev-parse", "HEAD") or "").strip() or None
+    return {"reviewer": reviewer, "changes": changed, "commit": head, "review_head": recorded}
+
+
+def reviewed_lane(
+    mission: Mission, wp_id: str, to_lane: str | None, force: bool, extra: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """A verdict on a lane its reviewer changed (issue 22.6): an approval is refused
+    (`reviewer_failed`, remembered for `next`); forced, or a rejection, it is recorded as
+    such, naming the reviewer's commit. Returns the event's policy metadata and warnings."""
+    if to_lane not in (lanes.APPROVED, lanes.PLANNED, lanes.IN_PROGRESS):
+        return extra, []
+    change = reviewer_change(mission, wp_id)
+    if change is None:
+        return extra, []
+    reviewer, changed = change["reviewer"], change["changes"]
+    if to_lane == lanes.APPROVED and not force:
+        _remember(mission, wp_id, change)
+        from kitty.errors import GuardRefused
+
         raise GuardRefused(
             f"reviewer_failed: {wp_id}'s lane changed during {reviewer}'s review ({changed}): "
             "an approval would approve code nobody reviewed",
             "reviewers are read-only; send it back with the findings "
-            '(--to planned --note "..."), or another agent reviews the new head: '
-            f"kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
+            "(--to planned --review-feedback-file FILE), or another agent reviews the new "
+            f"head: kitty agent action review {wp_id} --mission {mission.slug} --agent NAME "
             '--takeover --note "the lane changed during the review"',
         )
+    record = {k: change[k] for k in ("reviewer", "changes", "commit")}
+    warnings = []
+    if to_lane == lanes.APPROVED:
+        warnings.append(
+            f"{wp_id}'s lane changed during {reviewer}'s review ({changed}): this forced "
+            "approval approves code nobody reviewed, and is recorded as such "
+            "(policy_metadata.reviewer_changed_lane)"
+        )
+    return dict(extra or {}, reviewer_changed_lane=record), warnings
+
+
+def _remember(mission: Mission, wp_id: str, change: dict[str, Any]) -> None:
+    # `<review_head>|<what changed>`: `next` tells the reviewer, and lets the others take
+    # the review over at once (kitty.core.decide_context.lane_changed)
+    from kitty.core.decide_context import LANE_CHANGED as CHANGED_KEY
+
+    value = f"{change['review_head']}|{change['changes']}"
+    st = mission.board.wps.get(wp_id)
+    if st is not None and st.scalars.get(CHANGED_KEY) == value:
+        return  # refused before for the same change
+
+    def build(_board: Any) -> list[dict[str, Any]]:
+        return [mission.annotation(wp_id, change["reviewer"], {CHANGED_KEY: value})]
+
+    mission.record(build)

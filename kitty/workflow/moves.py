@@ -18,13 +18,13 @@ from kitty.core.limits import check_text
 from kitty.core.log.state import HELD, Board, WPState
 from kitty.core.move import MoveCheck, MoveRequest, Policy
 from kitty.core.record import Record, replace
-from kitty.core.transitions import check_move
+from kitty.core.transitions import check_move, cycle_label, unready_dependencies
 from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission import feedback
 from kitty.mission.workspace import AGENT_ENV, Mission
 from kitty.workflow.autocommit import autocommit
-from kitty.workflow.lanecheck import lane_guard
+from kitty.workflow.lanecheck import lane_guard, reviewed_lane
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
 
@@ -167,7 +167,9 @@ def move_task(
     )  # fmt: skip
     subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
     policy = mission.policy()
-    recorded, unready = lane_guard(mission, wp_id, lanes.canonical(to_lane), req)  # issue 41
+    target = lanes.canonical(to_lane)
+    policy_extra, reviewed = reviewed_lane(mission, wp_id, target, force, policy_extra)
+    recorded, unready = lane_guard(mission, wp_id, target, req)  # issue 41
     outcome: dict[str, Any] = {}
     written: list[Path] = []
 
@@ -192,7 +194,7 @@ def move_task(
     check: MoveCheck = outcome["check"]
     autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
     feedback.collected(None if review_doc else feedback_file)  # in the review cycle now
-    warnings = _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
+    warnings = reviewed + _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
     return _moved(mission, wp_id, check, req, records, warnings)
 
 
@@ -205,7 +207,9 @@ def _moved(
     warnings: list[str],
 ) -> dict[str, Any]:
     """What move_task answers (the JSON object of `move --json`)."""
-    state = mission.board.wps.get(wp_id)
+    board = mission.board
+    state = board.wps.get(wp_id)
+    deps = wp.dependencies if (wp := mission.wp(wp_id)) else ()
     return {
         "mission": mission.slug,
         "wp_id": wp_id,
@@ -214,11 +218,12 @@ def _moved(
         "actor": req.actor,
         "force": req.force,
         "review_cycles": state.review_cycles if state else 0,
+        "cycle": cycle_label(state, mission.config.max_cycles) if state else None,
         "review_ref": records[0].get("review_ref") if records else None,
         "arbiter": check.arbiter,
         "self_review": check.self_review,
         "event_ids": [r["event_id"] for r in records],
-        "warnings": warnings,
+        "warnings": warnings + unready_dependencies(wp_id, check.to_lane, deps, board.lane),
     }
 
 

@@ -22,6 +22,9 @@ from kitty.core.model import WorkPackage
 from kitty.core.wpfile import dump_front_matter, load_front_matter, one_line, parse_wp
 from kitty.errors import DependencyCycle, GuardRefused, NotFound, UsageError
 from kitty.mission.workspace import Mission
+from kitty.workflow.rules.subtasks import SubtaskEdit
+from kitty.workflow.rules.subtasks import apply as apply_subtasks
+from kitty.workflow.wp_add import _next_ids
 from kitty.workflow.wp_view import search, show, summary
 
 __all__ = ["depend", "edit", "search", "show", "split"]
@@ -153,12 +156,16 @@ def edit(
     owns: list[str] | None = None,
     depends_on: list[str] | None = None,
     body: str | None = None,
+    subtasks: SubtaskEdit | None = None,
 ) -> dict[str, Any]:
-    """Change a WP's title, objective, owned files, dependencies (replaced), or whole body."""
-    if all(v is None for v in (title, objective, owns, depends_on, body)):
+    """Change a WP's title, objective, owned files, dependencies (replaced), subtasks (added,
+    reworded, removed: each keeps its T-id) or whole body."""
+    subtasks = subtasks or SubtaskEdit()
+    if all(v is None for v in (title, objective, owns, depends_on, body)) and not subtasks:
         raise UsageError(
             "nothing to change",
-            "pass --title, --objective, --owns, --depends-on or --body-file",
+            "pass --title, --objective, --owns, --depends-on, --subtask, --remove-subtask "
+            "or --body-file",
         )
     if body is not None and objective is not None:
         raise UsageError(
@@ -177,14 +184,7 @@ def edit(
         draft = _draft(mission, wp_id)
         changed: list[str] = []
         if title is not None and title.strip() != draft.meta.get("title"):
-            draft.meta["title"] = title.strip()
-            draft.body = re.sub(
-                r"^(# Work Package Prompt: \S+ – ).*$",
-                lambda m: m.group(1) + one_line(title),
-                draft.body,
-                count=1,
-                flags=re.M,
-            )
+            _retitle(draft, title)
             changed.append("title")
         if owns is not None:
             draft.meta["owned_files"] = list(dict.fromkeys(owns))
@@ -199,8 +199,24 @@ def edit(
             heading = next((ln for ln in draft.body.split("\n") if ln.startswith("# ")), None)
             draft.body = "\n" + (f"{heading}\n\n" if heading else "") + body.rstrip("\n") + "\n"
             changed.append("body")
+        if subtasks:
+            new_ids = _next_ids(mission, mission.dir / "tasks", len(subtasks.add))[1]
+            ids, draft.body = apply_subtasks(draft.wp.subtasks, draft.body, subtasks, new_ids)
+            draft.meta["subtasks"] = ids
+            changed.append("subtasks")
         _write(mission, [draft])
     return {**summary(mission, wp_id), "changed": changed, **_refinalize(mission)}
+
+
+def _retitle(draft: _Draft, title: str) -> None:
+    draft.meta["title"] = title.strip()
+    draft.body = re.sub(
+        r"^(# Work Package Prompt: \S+ – ).*$",
+        lambda m: m.group(1) + one_line(title),
+        draft.body,
+        count=1,
+        flags=re.M,
+    )
 
 
 def depend(

@@ -65,7 +65,38 @@ def uncommitted_warning(mission: Mission) -> list[str]:
     except KittyError:
         auto = False  # a broken config is reported on its own
     mark = deferred_mark(mission, auto)
-    return warning_for(str(mission.project.root), mission.display, mission.slug, auto, mark)
+    root = str(mission.project.root)
+    return warning_for(root, mission.display, mission.slug, auto, mark, once=False)
+
+
+#: `KITTY_WARN_UNCOMMITTED=always`: `kitty status` repeats the warning on every run.
+ALWAYS_ENV = "KITTY_WARN_UNCOMMITTED"
+
+
+def _first_time(root: str, slug: str, paths: list[str]) -> bool:
+    """Whether `paths` differ from the set last warned about (remembered from now on)."""
+    git_dir = os.path.join(root, ".git")
+    if not os.path.isdir(git_dir):
+        return True  # nowhere to remember: say it every time
+    memo = os.path.join(git_dir, "kitty", f"uncommitted-warned-{slug}")
+    text = "\0".join(sorted(paths))
+    try:
+        with open(memo, encoding="utf-8", errors="replace") as handle:
+            if handle.read() == text:
+                return False
+    except OSError:
+        if not paths:
+            return False
+    try:
+        if not paths:
+            os.unlink(memo)
+            return False
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        with open(memo, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text)
+    except OSError:
+        pass  # a read-only git dir: say it every time
+    return True
 
 
 def deferred_mark(mission: Mission, auto: bool) -> str | None:
@@ -83,10 +114,16 @@ def deferred_mark(mission: Mission, auto: bool) -> str | None:
 
 
 def warning_for(
-    root: str, folder: str, slug: str, auto: bool, mark: str | None = None
+    root: str, folder: str, slug: str, auto: bool, mark: str | None = None, once: bool = True
 ) -> list[str]:
-    """`uncommitted_warning` from plain values (a cached status view asks git this way)."""
+    """`uncommitted_warning` from plain values (a cached status view asks git this way).
+    With `once` (`kitty status`), said once per change of the set of files: the set last
+    warned about is remembered in the git dir (a disposable cache); `kitty doctor` always
+    says it."""
     paths = uncommitted_in(root, folder)
+    once = once and os.environ.get(ALWAYS_ENV, "").strip().lower() != "always"
+    if once and not _first_time(root, slug, paths):
+        return []
     if not paths:
         return []
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")

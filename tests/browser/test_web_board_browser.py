@@ -612,3 +612,75 @@ def test_the_graph_reads_at_a_glance(repo: Path, watched: Watched, count: int) -
     finally:
         stop(served)
     assert watched.errors == []
+
+
+def test_the_add_form_takes_objective_subtasks_and_owned_paths_and_edits_a_card(
+    repo: Path, watched: Watched
+) -> None:
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    page = watched.page
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        page.fill("#add-title", "Coupons")
+        page.fill("#add-owns", "src/coupons/**, web/coupons.css")
+        page.fill("#add-objective", "Apply a coupon at checkout")
+        page.fill("#add-subtasks", "Coupon model\nApply at checkout\n")
+        page.click("#add-go")
+        wait_for(page, in_column("WP07", "Planned"), timeout=8000)
+        assert "added WP07" in page.inner_text("#edit-status")
+        # the same card, edited on the page: a new title, one more owned path and subtask
+        page.click(".card[data-wp=WP07]")
+        page.wait_for_selector("dialog[open] #wp-edit-form:not(.hidden)")
+        assert page.input_value("#edit-owns") == "src/coupons/**, web/coupons.css"
+        page.fill("#edit-title", "Coupons and vouchers")
+        page.fill("#edit-owns", "src/coupons/**, web/coupons.css, src/vouchers/**")
+        page.fill("#edit-subtasks", "Vouchers")
+        page.click("#edit-go")
+        wait_for(page, "document.getElementById('edit-status').textContent.includes('edited WP07')")
+        wait_for(
+            page, "document.querySelector('.card[data-wp=WP07]').innerText.includes('vouchers')"
+        )
+    finally:
+        stop(served)
+    shown = ok(repo, "wp", "show", "WP07", "--json").json()
+    assert shown["title"] == "Coupons and vouchers"
+    assert shown["owned_files"] == ["src/coupons/**", "web/coupons.css", "src/vouchers/**"]
+    assert len(shown["subtasks"]) == 3
+    text = (repo / shown["path"]).read_text()
+    assert "Apply a coupon at checkout" in text and "Describe what" not in text
+    assert ": Coupon model" in text and ": Vouchers" in text
+    assert watched.errors == []
+
+
+def test_after_the_edit_server_restarts_the_page_offers_to_reload_keeping_what_was_typed(
+    repo: Path, watched: Watched
+) -> None:
+    mission_with_history(repo)
+    served = serve(repo, "--edit")
+    page = watched.page
+    port = served.url.split(":")[2].split("/")[0]
+    try:
+        page.goto(served.url)
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        page.fill("#add-title", "Typed before the restart")
+        page.fill("#add-objective", "kept across the reload")
+        stop(served)
+        served = serve(repo, "--edit", "--port", port)  # the same address, a new token
+        # the page sees the new server as soon as its stream comes back...
+        wait_for(page, "!document.getElementById('reload-offer').classList.contains('hidden')")
+        # ...and a click on an edit before reloading is refused, with the same offer
+        page.click("#add-go")
+        wait_for(page, "document.getElementById('edit-status').textContent.includes('edit token')")
+        page.click("#reload-go")
+        wait_for(page, "document.getElementById('live').textContent === 'live'")
+        assert page.input_value("#add-title") == "Typed before the restart"
+        assert page.input_value("#add-objective") == "kept across the reload"
+        assert page.is_hidden("#reload-offer")
+        page.click("#add-go")
+        wait_for(page, in_column("WP07", "Planned"), timeout=8000)
+    finally:
+        stop(served)
+    assert ok(repo, "wp", "show", "WP07", "--json").json()["title"] == "Typed before the restart"
+    assert [e for e in watched.errors if "403" not in e] == []

@@ -222,7 +222,7 @@ def test_the_cycle_cap_holds_again_after_an_escalation(repo: Path) -> None:
        "--note", "Escalated to human: scope")  # fmt: skip
     ok(repo, "move", "WP01", "planned", "--agent", "lead")
     fix = ok(repo, "next", "--agent", "claude", "--json").json()
-    assert (fix["action"], fix["cycle"]) == ("fix", "0/3")
+    assert (fix["action"], fix["cycle"]) == ("fix", "0/3, 3 in all")
     for n in range(3):
         ok(repo, "move", "WP01", "claimed", "--agent", "claude")
         ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
@@ -232,7 +232,8 @@ def test_the_cycle_cap_holds_again_after_an_escalation(repo: Path) -> None:
         ok(repo, "move", "WP01", "in_review", "--agent", "codex")
         ok(repo, "move", "WP01", "planned", "--agent", "codex", "--note", f"again {n}")
     nxt = ok(repo, "next", "--agent", "gemini", "--json").json()
-    assert (nxt["action"], nxt["cycle"]) == ("arbiter", "3/3")
+    assert (nxt["action"], nxt["cycle"]) == ("arbiter", "3/3, 6 in all")
+    assert "[cycle 3/3, 6 in all]" in ok(repo, "status", "--list").out  # one count everywhere
     refused = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
     assert refused.code == 1 and "needs an arbiter decision" in refused.err
 

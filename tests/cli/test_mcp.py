@@ -19,6 +19,7 @@ mcp = pytest.importorskip("mcp")
 
 EXECUTION = ["next", "status", "move", "mark_status", "review_submit", "implement", "review"]
 PLANNING = ["wp_add", "wp_edit", "wp_depend", "wp_split", "wp_show", "wp_search", "finalize"]
+LIFECYCLE = ["init", "mission_create", "safe_commit", "review_answer", "resolve", "accept", "merge"]
 READ_ONLY = {"status", "wp_show", "wp_search"}
 WPS = [
     {"wp_id": "WP01", "title": "Cart API", "subtasks": ["T001"], "owned": ["src/cart/**"]},
@@ -114,7 +115,7 @@ def test_tools_over_stdio(planned: Path, tmp_path: Path) -> None:
     )
     listed, status, nxt, implement, bad, marked, unready, _, moved, review, verdict = results
     assert unready.is_error and "WP01 is not ready for review" in str(payload(unready))
-    assert listed == sorted([*EXECUTION, *PLANNING])
+    assert listed == sorted([*EXECUTION, *PLANNING, *LIFECYCLE])
     got = payload(status)
     assert got["schema"] == 1 and not status.is_error
     assert got["work_packages"] == expected_status["work_packages"]
@@ -246,7 +247,7 @@ def test_every_tool_and_parameter_is_described(planned: Path) -> None:
     listing: list[Any] = []
     session(planned, [], listing=listing)
     by_name = {t.name: t for t in listing}
-    assert set(by_name) == {*EXECUTION, *PLANNING}
+    assert set(by_name) == {*EXECUTION, *PLANNING, *LIFECYCLE}
     for tool in listing:
         assert tool.description and not tool.description.startswith(" ")
         assert "\n " not in tool.description, f"{tool.name}: source indentation"
@@ -351,7 +352,7 @@ def test_the_server_starts_without_the_sdk_or_click(planned: Path) -> None:
     assert first["result"]["serverInfo"]["name"] == "kitty"
     assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}
     names = [t["name"] for t in listed["result"]["tools"]]
-    assert names == [t.name for t in mcp_server.tools()] and len(names) == 14
+    assert names == [t.name for t in mcp_server.tools()] and len(names) == 21
     assert all(hasattr(mcp_tools, t.call) for t in mcp_server.tools())
     assert unknown["error"]["code"] == -32601 and no_tool["error"]["code"] == -32602
     assert garbled == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": (

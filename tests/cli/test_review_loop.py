@@ -259,7 +259,7 @@ def test_three_rejections_reach_the_arbiter(repo: Path, tmp_path: Path) -> None:
     assert any("--to approved --force" in c["commands"][0] for c in decision["choices"])
     refused = kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
     assert refused.code == 1 and "arbiter decision" in refused.err
-    assert "Arbiter decision" in refused.err
+    assert "claude implemented WP01 and cannot decide on its own work" in refused.err
     refused = kitty(repo, "agent", "action", "implement", "WP01", "--agent", "claude")
     assert refused.code == 1
     ok(

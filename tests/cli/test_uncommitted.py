@@ -70,3 +70,33 @@ def test_outside_git_status_says_nothing(committed: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("PATH", "/nonexistent")  # no git on PATH: the check is skipped
     run = ok(committed, "status")
     assert NOTE not in run.err
+
+
+def test_the_warning_is_said_once_per_change_of_the_set(
+    committed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = committed
+    monkeypatch.delenv("KITTY_WARN_UNCOMMITTED")  # the default
+    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
+    assert NOTE in ok(repo, "status").err
+    for _ in range(2):  # the same files: nothing more to say (the warm cache alike)
+        assert NOTE not in ok(repo, "status").err
+        assert NOTE not in ok(repo, "status", "--list").err
+    assert NOTE not in ok(repo, "next", "--agent", "codex").err
+    assert NOTE in ok(repo, "doctor").err  # doctor always says it
+    ok(repo, "move", "WP02", "claimed", "--agent", "codex")  # the set changes: said again?
+    # the log was already uncommitted; a new file joins the set only when one is added
+    ok(repo, "wp", "add", "--title", "More", "--objective", "more")
+    assert NOTE in ok(repo, "status").err
+    assert NOTE not in ok(repo, "status").err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "all")
+    assert NOTE not in ok(repo, "status").err
+    ok(repo, "move", "WP01", "in_progress", "--agent", "claude")
+    assert NOTE in ok(repo, "status").err  # new again after a commit emptied the set
+
+
+def test_init_says_which_auto_commit_a_newcomer_gets_and_why(repo: Path) -> None:
+    out = ok(repo, "init", "--agents", "claude,codex").out
+    assert "auto_commit: false (the default: kitty never commits on its own" in out
+    assert "agents.auto_commit: true" in out

@@ -172,6 +172,7 @@ def test_rejection_records_and_cycle_file(repo: Path, tmp_path: Path) -> None:
         "from_lane": "in_review",
         "mission": "demo-01ABCDEF",
         "review_cycles": 1,
+        "cycle": "1/3",
         "review_ref": REF,
         "self_review": None,
         "to_lane": "planned",

@@ -6,6 +6,17 @@ from kitty.core import decide
 from kitty.core.log.state import Board, ReviewRecord, WPState
 from kitty.core.model import WorkPackage
 
+#: How one person gets a WP reviewed (`next`'s hint when it waits for a reviewer).
+ALONE = (
+    "review it under a second identity: `kitty agent action review {w} --mission m --agent "
+    "claude:reviewer` (then its verdict with --agent claude:reviewer), or approve it as a "
+    "recorded self-review: `kitty agent tasks move-task {w} --mission m --to approved --force "
+    "--agent claude --self-review-fallback --intended-reviewer {intended} "
+    "--reviewer-failure-reason 'one person works on this mission' "
+    "--note 'Self-review fallback: no second reviewer'`"
+)
+
+
 MIN = 60 * 1_000_000
 NOW = 1_000 * MIN
 
@@ -146,15 +157,15 @@ def test_the_cap_counts_rejections_since_the_last_arbiter_decision() -> None:
     state = rejected("WP01", 3)
     state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
     d = run([wp("WP01")], [state], agent="claude")
-    assert (d.action, d.cycle) == ("fix", "0/3")
+    assert (d.action, d.cycle) == ("fix", "0/3, 3 in all")
     for more in (4, 5):
         state = rejected("WP01", more)
         state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
-        assert run([wp("WP01")], [state], agent="claude").cycle == f"{more - 3}/3"
+        assert run([wp("WP01")], [state], agent="claude").cycle == f"{more - 3}/3, {more} in all"
     state = rejected("WP01", 6)
     state.arbiter = {"decision": "escalate", "cycles": 3, "to_lane": "blocked"}
     d = run([wp("WP01")], [state], agent="gemini")
-    assert (d.action, d.cycle) == ("arbiter", "3/3")
+    assert (d.action, d.cycle) == ("arbiter", "3/3, 6 in all")
 
 
 def test_a_silent_review_is_stalled_and_offered_for_takeover() -> None:
@@ -403,7 +414,8 @@ def test_wait_and_blocked_are_exact() -> None:
         "cycle": None,
         "commands": ["kitty status --mission m", "kitty next --agent claude --mission m"],
         "blocked_by": [
-            "WP01 awaits review by another agent (you implemented it)",
+            "WP01 awaits review by another agent (you implemented it); working alone, "
+            + ALONE.format(w="WP01", intended="claude:reviewer"),
             "WP02 waits for WP01 (for_review for 12m)",
             "WP03 is blocked: waits for legal",
             "WP04 is blocked",

@@ -8,7 +8,7 @@ from typing import Any
 
 from kitty.core import decide
 from kitty.core.log.state import Board, WPState
-from tests.core.test_decide import NOW, rejected, st, wp
+from tests.core.test_decide import ALONE, NOW, rejected, st, wp
 
 APPROVE = (
     "kitty agent tasks move-task WP01 --mission m --to approved --force --agent {who} "
@@ -20,8 +20,8 @@ ESCALATE = (
 )
 LONE_REVIEW = (
     "{w} awaits review, but its implementer claude is the only configured agent: add a "
-    "reviewer to agents.available in .kittify/config.yaml, or an operator approves it with "
-    "--force --self-review-fallback"
+    "reviewer to agents.available in .kittify/config.yaml, or "
+    + ALONE.replace("{intended}", "claude:reviewer")
 )
 LONE_ARBITER = (
     "{w} needs an arbiter decision, and its implementer claude is the only configured agent: "
@@ -201,7 +201,10 @@ def test_a_review_another_configured_agent_can_do_is_waited_for() -> None:
         d = next_for([st("WP01", "for_review", implementer="claude")], agents=agents)
         assert (d.action, d.blocked_by) == (
             "wait",
-            ["WP01 awaits review by another agent (you implemented it)"],
+            [
+                "WP01 awaits review by another agent (you implemented it); working alone, "
+                + ALONE.format(w="WP01", intended="codex")
+            ],
         )
         assert d.commands == ["kitty status --mission m", "kitty next --agent claude --mission m"]
 

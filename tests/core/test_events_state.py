@@ -468,6 +468,8 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "reviewer": "codex",
         "subtasks": {"T1": "planned", "T2": "planned", "T9": "done"},
         "review_cycles": 1,
+        "cycle": "1/3",
+        "cycles_since_arbiter": 1,
         "max_cycles": 3,
         "force_count": 0,
         "last_transition_at": t.format(7),

@@ -246,13 +246,20 @@ def test_self_review_does_not_apply_to_another_reviewer_or_unknown_implementer()
 )
 def test_cycle_cap_refuses_every_step_towards_review(lane: str, to_lane: str) -> None:
     st = rejected(3, lane=lane)
-    err = refused(st, MoveRequest(to_lane, "claude"), policy=Policy(max_cycles=3), mission="m")
+    err = refused(st, MoveRequest(to_lane, "lead"), policy=Policy(max_cycles=3), mission="m")
     assert err.message == (
         "WP01 was rejected 3 times (review.max_cycles is 3): it needs an arbiter decision"
     )
     assert err.hint == (
         "an agent other than its implementer (or a person) decides with one of: "
-        + " | ".join(arbiter_commands("WP01", "m", "claude"))
+        + " | ".join(arbiter_commands("WP01", "m", "lead"))
+    )
+    # its implementer is never told to decide (that is self-review): only what it may run
+    own = refused(st, MoveRequest(to_lane, "claude"), policy=Policy(max_cycles=3), mission="m")
+    assert own.hint == (
+        "claude implemented WP01 and cannot decide on its own work: another agent or a person "
+        "arbitrates (kitty next offers them the decision); meanwhile: "
+        "kitty next --agent claude --mission m"
     )
     # one rejection fewer, or a larger cap, and the same move is allowed
     below = check_move("WP01", rejected(2, lane=lane), [], MoveRequest(to_lane, "claude"))

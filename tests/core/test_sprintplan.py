@@ -165,7 +165,7 @@ def test_the_halt_message_offers_three_commands_that_run_as_printed() -> None:
         "  c) Proceed with self-review -- WARNING: no independent review:",
         "     kitty agent tasks move-task WP01 --mission m --to approved --force --agent claude"
         " --self-review-fallback --intended-reviewer codex --reviewer-failure-reason 'exit 3'"
-        " --note 'Self-review fallback after reviewer failure: <summary>'",
+        " --note 'Self-review fallback after reviewer failure: codex could not review'",
     ]
     commands = [line.strip() for line in message.splitlines() if line.startswith("     kitty")]
     assert len(commands) == 3

@@ -145,7 +145,7 @@ def _rejected(times: int) -> WPState:
 def test_cycle_cap_refuses_plain_work_and_records_arbiter() -> None:
     st = _rejected(3)
     with pytest.raises(GuardRefused, match="arbiter") as err:
-        check_move("WP01", st, [], MoveRequest("claimed", "claude"), Policy(max_cycles=3), "m")
+        check_move("WP01", st, [], MoveRequest("claimed", "lead"), Policy(max_cycles=3), "m")
     assert "--to approved --force" in err.value.hint and "--to blocked --force" in err.value.hint
     check = check_move(
         "WP01", st, [], MoveRequest("approved", "lead", force=True, note="Arbiter decision: fine")

@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from kitty.core.log.state import Board, Conflict
+from kitty.core.placeholders import WHY_FIRST_MOVE, WHY_THIS_MOVE
 
 
 def resolve_commands(conflict: Conflict, mission: str, lane: str | None = None) -> list[str]:
@@ -20,13 +21,13 @@ def resolve_commands(conflict: Conflict, mission: str, lane: str | None = None) 
     was in when the conflict came up."""
     wp = conflict.wp_id
     now = lane or conflict.lane
-    keep = f'kitty resolve {wp} --mission {mission} --note "keep {now}: <why the first move wins>"'
+    keep = f'kitty resolve {wp} --mission {mission} --note "keep {now}: {WHY_FIRST_MOVE}"'
     commands = [keep]
     if conflict.kind in ("stale_from_lane", "not_holder") and conflict.to_lane != now:
         who = conflict.agent or "NAME"
         commands.append(
             f"kitty agent tasks move-task {wp} --mission {mission} --to {conflict.to_lane} "
-            f'--force --agent {shlex.quote(who)} --note "resolve conflict: <why this move wins>"'
+            f'--force --agent {shlex.quote(who)} --note "resolve conflict: {WHY_THIS_MOVE}"'
         )
     return commands
 

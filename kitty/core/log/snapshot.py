@@ -10,7 +10,7 @@ from kitty.core.clock import format_at
 from kitty.core.gateview import view as gate_view
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
-from kitty.core.transitions import halted
+from kitty.core.transitions import cycle_label, cycles_since_arbiter, halted
 
 
 def sort_ids(ids: Any) -> list[str]:
@@ -137,7 +137,9 @@ def wp_view(
         "implementer": st.implementer,
         "reviewer": st.reviewer,
         "subtasks": subtasks,
-        "review_cycles": st.review_cycles,
+        "review_cycles": st.review_cycles,  # all rejections (Spec Kitty's count)
+        "cycle": cycle_label(st, max_cycles),  # since the arbiter's decision, of the cap
+        "cycles_since_arbiter": cycles_since_arbiter(st),
         "review_status": st.review_status,
         "max_cycles": max_cycles,
         "force_count": st.force_count,

@@ -239,7 +239,7 @@ def halt_message(
         ["kitty", "agent", "tasks", "move-task", wp_id, "--mission", slug, "--to", "approved",
          "--force", "--agent", author, "--self-review-fallback", "--intended-reviewer",
          reviewer, "--reviewer-failure-reason", why, "--note",
-         "Self-review fallback after reviewer failure: <summary>"]
+         f"Self-review fallback after reviewer failure: {reviewer} could not review"]
     )  # fmt: skip
     option_a = (
         f"  a) Retry with '{reviewer}' after fixing the error:\n     {retry}\n"

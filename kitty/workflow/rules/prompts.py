@@ -31,7 +31,7 @@ class PromptContext:
     wp: WorkPackage
     workspace: str
     branch: str | None
-    cycles: int  # review cycles so far: the number of rejections
+    cycles: int  # review cycles: rejections since the last arbiter decision (of the cap)
     max_cycles: int
     dependencies: Sequence[DependencyInfo] = ()
     dependents: Sequence[tuple[str, str]] = ()  # (id, title) of WPs that depend on this one
@@ -53,6 +53,23 @@ class PromptContext:
     #: Where a reviewer writes its feedback / findings (an ignored folder in the lane).
     feedback_file: str | None = None
     findings_file: str | None = None
+    cycles_total: int | None = None  # every rejection, when an arbiter decided since some
+    lane_changed: str | None = None  # what this review changed in the lane (read-only!)
+
+
+def _cycle(ctx: PromptContext) -> str:
+    """`1/3`, or `0/3, 4 in all` after an arbiter decision (the count `next` names)."""
+    total = ctx.cycles_total
+    return f"{ctx.cycles}/{ctx.max_cycles}" + (
+        f", {total} in all" if total is not None and total != ctx.cycles else ""
+    )
+
+
+def _times(ctx: PromptContext) -> str:
+    total = ctx.cycles_total
+    if total is None or total == ctx.cycles:
+        return f"{ctx.cycles} time(s)"
+    return f"{ctx.cycles} time(s) since the arbiter's decision ({total} in all)"
 
 
 def _front_matter(wp: WorkPackage) -> str:
@@ -82,8 +99,8 @@ def implement_prompt(ctx: PromptContext) -> str:
         out = [
             f"# Fix {wp.wp_id} – {wp.title}",
             "",
-            f"This is cycle {ctx.cycles}/{ctx.max_cycles}: a reviewer sent this work package "
-            f"back {ctx.cycles} time(s), and at {ctx.max_cycles} it goes to an arbiter. "
+            f"This is cycle {_cycle(ctx)}: a reviewer sent this work package "
+            f"back {_times(ctx)}, and at {ctx.max_cycles} it goes to an arbiter. "
             "Address every point of the feedback below, then resubmit.",
             "",
             f"## Review feedback ({ctx.feedback_ref or 'latest'})",
@@ -106,15 +123,36 @@ def implement_prompt(ctx: PromptContext) -> str:
             out.append(f"- {dep.wp_id} {dep.title} ({dep.lane or 'unknown'})")
             out += [f"    - {line}" for line in dep.delivered[:10]]
         out.append("")
-    body = placeholders.strip(wp.body).strip()
+    body, criteria = _split_done(placeholders.strip(wp.body).strip())
     out += ["## Work package", "", "```yaml", _front_matter(wp), "```", "", body, ""]
-    return "\n".join(out + _done_and_finish(ctx)) + "\n"
+    return "\n".join(out + _done_and_finish(ctx, criteria)) + "\n"
 
 
-def _done_and_finish(ctx: PromptContext) -> list[str]:
-    """The implementation prompt's end: the definition of done, then the exact commands."""
+#: The template's one line under "## Definition of done" (`kitty wp add`): kitty's own list
+#: says it in full, so it is not repeated.
+_TEMPLATE_DONE = "- All subtasks done, tests written and passing."
+
+
+def _split_done(body: str) -> tuple[str, list[str]]:
+    """The body without its "## Definition of done" section, and that section's own lines
+    (kitty's section takes them: the prompt has one definition of done)."""
+    lines = body.split("\n")
+    start = next(
+        (i for i, t in enumerate(lines) if t.strip().lower() == "## definition of done"), None
+    )
+    if start is None:
+        return body, []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    criteria = [t for t in lines[start + 1 : end] if t.strip() and t.strip() != _TEMPLATE_DONE]
+    rest = [*lines[:start], *lines[end:]]
+    return "\n".join(rest).strip(), criteria
+
+
+def _done_and_finish(ctx: PromptContext, criteria: Sequence[str] = ()) -> list[str]:
+    """The implementation prompt's end: the definition of done (the WP's own criteria
+    first), then the exact commands."""
     wp = ctx.wp
-    out = ["## Definition of done", ""]
+    out = ["## Definition of done", "", *criteria]
     if wp.subtasks:
         out.append(f"- Every subtask is done: {', '.join(wp.subtasks)}.")
     out += [
@@ -153,7 +191,7 @@ def review_prompt(ctx: PromptContext) -> str:
         "move-task commands shown at the bottom of this prompt.",
         "",
         f"# Review {wp.wp_id} – {wp.title}"
-        + (f" (cycle {ctx.cycles}/{ctx.max_cycles})" if ctx.cycles else ""),
+        + (f" (cycle {_cycle(ctx)})" if ctx.cycles or ctx.cycles_total else ""),
         "",
         "## Workspace",
         "",
@@ -163,7 +201,7 @@ def review_prompt(ctx: PromptContext) -> str:
     ]
     if ctx.gate_passed is not None:
         out += ["## The test gate", "", ctx.gate_passed, ""]
-    out += _review_changes(ctx)
+    out += _lane_changed(ctx) + _review_changes(ctx)
     out += [*_verification(ctx, "Run them; reject when one fails."), ""]
     body = placeholders.strip(wp.body).strip()
     out += ["## Acceptance criteria (the work package)", "", body, ""]
@@ -214,6 +252,21 @@ def _verification(ctx: PromptContext, what: str) -> list[str]:
         "after one are fine: a single test file, `-x`).",
         "",
         *[f"    {line}" for line in ctx.verify],
+    ]
+
+
+def _lane_changed(ctx: PromptContext) -> list[str]:
+    """A review that changed the lane it reviews: the approval is refused; what is left."""
+    if not ctx.lane_changed:
+        return []
+    return [
+        "## Your review changed the lane: approval is refused",
+        "",
+        f"Reviewers are read-only, and this review changed the lane ({ctx.lane_changed}).",
+        "An approval would approve code nobody reviewed, so it is refused (reviewer_failed).",
+        "Reject with your findings (say what you changed and why), or leave the review:",
+        "another agent takes it over (`kitty next` offers them the takeover now).",
+        "",
     ]
 
 

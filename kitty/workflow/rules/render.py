@@ -133,12 +133,18 @@ def _flags(wp: dict[str, Any]) -> list[str]:
         flags.append("STALLED")
     if wp.get("conflicts"):
         flags.append("CONFLICT")
-    if wp.get("review_cycles"):
-        flags.append(f"cycle {wp['review_cycles']}/{wp.get('max_cycles', 3)}")
+    cycle = wp.get("cycle") if "cycle" in wp else _cycles(wp)
+    if cycle:
+        flags.append(f"cycle {cycle}")
     gate = wp.get("gate")
     if gate:  # the test gate's latest result (kitty verify, the sprint, the merge queue)
         flags.append(GATE_FLAGS.get(gate.get("result"), "tests ?"))
     return flags
+
+
+def _cycles(wp: dict[str, Any]) -> str | None:
+    """A view without `cycle` (older callers): its rejections of the cap."""
+    return f"{wp['review_cycles']}/{wp.get('max_cycles', 3)}" if wp.get("review_cycles") else None
 
 
 def card(wp: dict[str, Any], width: int) -> list[str]:
@@ -148,7 +154,7 @@ def card(wp: dict[str, Any], width: int) -> list[str]:
     indent = " " * (width_of(f"{mark}{wp['id']} ") if width >= 24 else 1)
     head = wrap(f"{mark}{wp['id']} {title}", width, 2, indent)
     lane = wp.get("lane")
-    details = _flags(wp)
+    details = [part for flag in _flags(wp) for part in flag.split(", ")]  # a narrow column
     if wp.get("review_status") == "has_feedback":
         details.append("has feedback")
     elif wp.get("review_status") == "acknowledged":
@@ -349,7 +355,8 @@ def move_text(result: dict[str, Any]) -> str:
         + (" [forced]" if result["force"] else "")
     )
     if result["review_ref"]:
-        text += f"\nfeedback stored: {result['review_ref']} (cycle {result['review_cycles']})"
+        cycle = result.get("cycle") or result["review_cycles"]
+        text += f"\nfeedback stored: {result['review_ref']} (cycle {cycle})"
     if result["arbiter"]:
         text += f"\narbiter decision recorded: {result['arbiter']['decision']}"
     return text

@@ -13,15 +13,21 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kitty import fastpath
 from kitty.adapters import viewcache
+from tests.adapters.cached_reads import (
+    append,
+    committed_mission,
+    edit_json,
+    fast,
+    in_review,
+    outputs_after,
+    routes_agree,
+)
 from tests.helpers import git, imported_by, lane_commit, make_mission, ok, write_wp
-from tests.helpers import kitty as click_kitty
 
 SLUG = "nextc-01NEXTCACH"
 ARGS = [
@@ -32,26 +38,9 @@ ARGS = [
 
 
 @pytest.fixture
-def mission(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A committed mission; inputs count as settled at once (no two-second racy wait)."""
-    monkeypatch.setattr(viewcache, "RACY_NS", 0)
+def mission(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("KITTY_AGENT", "gemini")
-    make_mission(
-        repo,
-        slug=SLUG,
-        wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}, {"wp_id": "WP03"}],
-    )
-    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "mission")
-    yield repo
-
-
-def fast(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = fastpath.run(["-C", str(repo), *args])
-    out = capsys.readouterr()
-    assert code is not None
-    return code, out.out, out.err
+    return committed_mission(repo, SLUG, monkeypatch)
 
 
 def _option(args: list[str], name: str) -> str | None:
@@ -71,30 +60,11 @@ def same(
     monkeypatch: pytest.MonkeyPatch,
     stored: bool = True,
 ) -> tuple[int, str, str]:
-    """The three routes agree; the cached route is served from its record the second time."""
-    monkeypatch.setenv("KITTY_NO_CACHE", "1")
-    plain = fast(repo, args, capsys)
-    monkeypatch.delenv("KITTY_NO_CACHE")
-    first = fast(repo, args, capsys)
-    assert served(repo, args) == stored, "the first cached run kept its output"
-    second = fast(repo, args, capsys)
-    assert first == plain and second == plain
-    full = click_kitty(repo, *args)
-    assert (full.code, full.out, full.err) == plain
-    return plain
-
-
-def _append(path: Path, text: str) -> None:
-    with path.open("a") as handle:
-        handle.write(text)
+    return routes_agree(repo, args, capsys, monkeypatch, served, stored=stored)
 
 
 def _depend(path: Path, on: str) -> None:
     write_wp(path.parent.parent, path.name[:4], deps=[on], name=path.name)
-
-
-def _edit_json(path: Path, **changes: str) -> None:
-    path.write_text(json.dumps(json.loads(path.read_text()) | changes, indent=2))
 
 
 @pytest.mark.parametrize("args", ARGS, ids=" ".join)
@@ -119,31 +89,19 @@ def test_every_kind_of_change_is_seen(
             lambda: (lane_commit(mission, "WP01"), ok(mission, "move", "WP01", "for_review")),
         ),
         ("a claim by another agent", lambda: ok(mission, "next", "--claim", "--agent", "qwen")),
-        ("a torn log line", lambda: _append(mission_dir / "status.events.jsonl", "not json\n")),
+        ("a torn log line", lambda: append(mission_dir / "status.events.jsonl", "not json\n")),
         ("a WP file", lambda: _depend(next((mission_dir / "tasks").glob("WP03*")), "WP02")),
         ("a new WP file", lambda: write_wp(mission_dir, "WP04", title="New", deps=["WP01"])),
         ("a removed WP file", lambda: next((mission_dir / "tasks").glob("WP04*")).unlink()),
         ("lanes.json", lambda: ok(mission, "finalize", "--mission", SLUG)),
-        ("meta.json", lambda: _edit_json(mission_dir / "meta.json", accepted_at="2026-01-01")),
-        ("config", lambda: _append(config, "review:\n  max_cycles: 1\n")),
+        ("meta.json", lambda: edit_json(mission_dir / "meta.json", accepted_at="2026-01-01")),
+        ("config", lambda: append(config, "review:\n  max_cycles: 1\n")),
         ("$KITTY_AGENT", lambda: monkeypatch.setenv("KITTY_AGENT", "codex")),
         ("a commit (git)", lambda: (git(mission, "add", "-A"), git(mission, "commit", "-qm", "x"))),
         ("another mission", lambda: make_mission(mission, slug="other-01OTHERMI", finalize=False)),
         ("$KITTY_MISSION", lambda: monkeypatch.setenv("KITTY_MISSION", SLUG)),
     ]
-    seen = set()
-    for what, change in changes:
-        change()
-        capsys.readouterr()
-        if "--mission" not in args and what == "another mission":
-            # two missions and no --mission: an error, never cached (click says it too)
-            monkeypatch.setenv("KITTY_NO_CACHE", "1")
-            code, _, err = fast(mission, args, capsys)
-            monkeypatch.delenv("KITTY_NO_CACHE")
-            assert code != 0 and fast(mission, args, capsys)[2] == err, what
-            assert not served(mission, args)
-            continue
-        seen.add(same(mission, args, capsys, monkeypatch))
+    seen = outputs_after(mission, args, changes, capsys, monkeypatch, served)
     assert len(seen) >= 5  # the changes did change the output
 
 
@@ -165,10 +123,7 @@ def test_the_clock_ends_a_record(
 ) -> None:
     """`for 12m` ticks by the minute, a review turns STALLED after review.stall_minutes:
     each moment is served only while the printed text is still true."""
-    ok(mission, "move", "WP01", "in_progress", "--agent", "claude")
-    lane_commit(mission, "WP01")
-    ok(mission, "move", "WP01", "for_review", "--agent", "claude")
-    ok(mission, "move", "WP01", "in_review", "--agent", "codex")
+    in_review(mission)
     ok(mission, "move", "WP03", "claimed", "--agent", "gemini")
     # a stall limit between two minute ticks: only the limit itself ends a record there
     (mission / ".kittify" / "config.yaml").write_text("review:\n  stall_minutes: 29.75\n")

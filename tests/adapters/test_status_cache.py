@@ -14,15 +14,23 @@ import marshal
 import os
 import time
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import kitty
-from kitty import fastpath, hot
+from kitty import hot
 from kitty.adapters import viewcache
-from tests.helpers import git, imported_by, lane_commit, make_mission, ok, write_wp
+from tests.adapters.cached_reads import (
+    append,
+    committed_mission,
+    edit_json,
+    fast,
+    in_review,
+    outputs_after,
+    routes_agree,
+)
+from tests.helpers import git, imported_by, make_mission, ok, write_wp
 from tests.helpers import kitty as click_kitty
 
 SLUG = "cache-01CACHEVW"
@@ -30,25 +38,8 @@ ARGS = [["status"], ["status", "--json"], ["status", "--mission", "cache"]]
 
 
 @pytest.fixture
-def mission(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A committed mission; inputs count as settled at once (no two-second racy wait)."""
-    monkeypatch.setattr(viewcache, "RACY_NS", 0)
-    make_mission(
-        repo,
-        slug=SLUG,
-        wps=[{"wp_id": "WP01"}, {"wp_id": "WP02", "deps": ["WP01"]}, {"wp_id": "WP03"}],
-    )
-    ok(repo, "move", "WP01", "claimed", "--agent", "claude")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "mission")
-    yield repo
-
-
-def fast(repo: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = fastpath.run(["-C", str(repo), *args])
-    out = capsys.readouterr()
-    assert code is not None
-    return code, out.out, out.err
+def mission(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return committed_mission(repo, SLUG, monkeypatch)
 
 
 def records(repo: Path) -> list[Path]:
@@ -71,18 +62,7 @@ def same(
     monkeypatch: pytest.MonkeyPatch,
     click: bool = True,
 ) -> tuple[int, str, str]:
-    """The three routes agree; the cached route is served from its record the second time."""
-    monkeypatch.setenv("KITTY_NO_CACHE", "1")
-    plain = fast(repo, args, capsys)
-    monkeypatch.delenv("KITTY_NO_CACHE")
-    first = fast(repo, args, capsys)
-    assert served(repo, args), "the first cached run kept its output"
-    second = fast(repo, args, capsys)
-    assert first == plain and second == plain
-    if click:
-        full = click_kitty(repo, *args)
-        assert (full.code, full.out, full.err) == plain
-    return plain
+    return routes_agree(repo, args, capsys, monkeypatch, served, click=click)
 
 
 @pytest.mark.parametrize("args", ARGS, ids=" ".join)
@@ -96,47 +76,27 @@ def test_every_kind_of_change_is_seen(
     changes = [
         ("nothing", lambda: None),
         ("a move (the log)", lambda: ok(mission, "move", "WP03", "blocked", "--note", "x")),
-        ("a torn log line", lambda: _append(mission_dir / "status.events.jsonl", "not json\n")),
+        ("a torn log line", lambda: append(mission_dir / "status.events.jsonl", "not json\n")),
         ("a WP file", lambda: _retitle(next((mission_dir / "tasks").glob("WP02*")))),
         ("a new WP file", lambda: write_wp(mission_dir, "WP04", title="New")),
         ("a removed WP file", lambda: next((mission_dir / "tasks").glob("WP04*")).unlink()),
         ("lanes.json", lambda: ok(mission, "finalize", "--mission", SLUG)),
-        ("meta.json", lambda: _edit_json(mission_dir / "meta.json", friendly_name="Other")),
-        ("config", lambda: _append(mission / ".kittify" / "config.yaml", "  max_cycles: 1\n")),
+        ("meta.json", lambda: edit_json(mission_dir / "meta.json", friendly_name="Other")),
+        ("config", lambda: append(mission / ".kittify" / "config.yaml", "  max_cycles: 1\n")),
         ("uncommitted files (git)", lambda: git(mission, "add", "-A")),
         ("a commit (git)", lambda: git(mission, "commit", "-qm", "x")),
         ("COLUMNS", lambda: monkeypatch.setenv("COLUMNS", "150")),
         ("another mission", lambda: make_mission(mission, slug="other-01OTHERMI", finalize=False)),
         ("$KITTY_MISSION", lambda: monkeypatch.setenv("KITTY_MISSION", SLUG)),
     ]
-    seen = set()
-    for what, change in changes:
-        change()
-        capsys.readouterr()
-        if "--mission" not in args and what == "another mission":
-            # two missions and no --mission: an error, never cached (click says it too)
-            monkeypatch.setenv("KITTY_NO_CACHE", "1")
-            code, _, err = fast(mission, args, capsys)
-            monkeypatch.delenv("KITTY_NO_CACHE")
-            assert code != 0 and fast(mission, args, capsys)[2] == err, what
-            continue
-        seen.add(same(mission, args, capsys, monkeypatch))
+    seen = outputs_after(mission, args, changes, capsys, monkeypatch, served)
     assert len(seen) >= 6  # the changes did change the output
-
-
-def _append(path: Path, text: str) -> None:
-    with path.open("a") as handle:
-        handle.write(text)
 
 
 def _retitle(path: Path) -> None:
     text = path.read_text()
     assert "title: Thing" in text
     path.write_text(text.replace("title: Thing", "title: A longer title", 1))
-
-
-def _edit_json(path: Path, **changes: str) -> None:
-    path.write_text(json.dumps(json.loads(path.read_text()) | changes, indent=2))
 
 
 def test_a_new_kitty_version_misses(
@@ -171,10 +131,7 @@ def test_the_clock_ends_a_record(
 ) -> None:
     """A review turns silent after review.stall_minutes (30), and its age then ticks by the
     minute: each moment is served only while the printed text is still true."""
-    ok(mission, "move", "WP01", "in_progress", "--agent", "claude")
-    lane_commit(mission, "WP01")
-    ok(mission, "move", "WP01", "for_review", "--agent", "claude")
-    ok(mission, "move", "WP01", "in_review", "--agent", "codex")
+    in_review(mission)
     git(mission, "add", "-A")
     git(mission, "commit", "-qm", "in review")
     real = time.time_ns()
@@ -206,7 +163,7 @@ def test_files_changed_in_the_last_two_seconds_are_not_kept(
     mission: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(viewcache, "RACY_NS", 2_000_000_000)
-    _append(mission / "kitty-specs" / SLUG / "status.events.jsonl", "")
+    append(mission / "kitty-specs" / SLUG / "status.events.jsonl", "")
     write_wp(mission / "kitty-specs" / SLUG, "WP03", title="Just now")
     fast(mission, ["status", "--json"], capsys)
     assert records(mission) == []

@@ -11,36 +11,7 @@ from kitty.core.clock import format_at, hybrid_at, parse_at, ulid
 from kitty.core.log.events import Annotation, LogWarning, Other, Transition, parse_record, serialize
 from kitty.core.log.read import parse_lines
 from kitty.core.log.state import replay
-
-
-def tr(wp: str, frm: str, to: str, at: str, eid: str, **kw: Any) -> str:
-    data = {
-        "event_id": eid,
-        "wp_id": wp,
-        "from_lane": frm,
-        "to_lane": to,
-        "at": at,
-        "actor": kw.pop("actor", "claude"),
-        "force": kw.pop("force", False),
-    }
-    data.update(kw)
-    return json.dumps(data, sort_keys=True)
-
-
-def ann(wp: str, at: str, eid: str, delta: dict[str, Any]) -> str:
-    return json.dumps(
-        {
-            "event_id": eid,
-            "wp_id": wp,
-            "at": at,
-            "kind": "annotation",
-            "delta": delta,
-            "actor": "user",
-        }
-    )
-
-
-T0 = "2026-01-01T00:00:0{}+00:00"
+from tests.core.log.lines import T0, ann, tr
 
 
 def test_four_line_kinds_are_classified() -> None:

@@ -11,9 +11,7 @@ import pytest
 
 from kitty.core.log.read import parse_lines
 from kitty.core.log.state import Board, as_dict, extend, link, replay
-from tests.core.log.test_events_state import ann, tr
-
-T = "2026-01-01T00:00:{:02d}+00:00"
+from tests.core.log.lines import T, ann, chain, tr
 
 
 def board_of(lines: list[str]) -> Board:
@@ -21,20 +19,13 @@ def board_of(lines: list[str]) -> Board:
 
 
 def test_a_conflict_names_the_mover_and_machine_even_when_the_policy_leaves_them_blank() -> None:
-    lines = [
-        tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-        tr("WP01", "planned", "claimed", T.format(2), "B", actor="alice", kitty_after="A"),
-        tr(
-            "WP01",
-            "planned",
-            "claimed",
-            T.format(3),
-            "C",
-            actor="bob",
-            policy_metadata={"agent": "", "machine": ""},
-            kitty_after="A",
-        ),
-    ]
+    blank = {"agent": "", "machine": ""}
+    lines = chain(
+        "WP01",
+        ("genesis", "planned", "A"),
+        ("planned", "claimed", "B", {"actor": "alice"}),
+        ("planned", "claimed", "C", {"actor": "bob", "policy_metadata": blank, "kitty_after": "A"}),
+    )
     board = board_of(lines)
     assert [(c.event_id, c.agent, c.machine, c.message) for c in board.conflicts] == [
         (
@@ -47,12 +38,13 @@ def test_a_conflict_names_the_mover_and_machine_even_when_the_policy_leaves_them
 
 
 def test_anonymous_moves_are_no_retry_of_each_other_and_their_followers_stay_lost() -> None:
-    lines = [
-        tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-        tr("WP01", "planned", "claimed", T.format(2), "B", actor=None, kitty_after="A"),
-        tr("WP01", "planned", "claimed", T.format(3), "B2", actor=None, kitty_after="A"),
-        tr("WP01", "claimed", "in_progress", T.format(4), "C", actor=None, kitty_after="B2"),
-    ]
+    lines = chain(
+        "WP01",
+        ("genesis", "planned", "A"),
+        ("planned", "claimed", "B", {"actor": None}),
+        ("planned", "claimed", "B2", {"actor": None, "kitty_after": "A"}),
+        ("claimed", "in_progress", "C", {"actor": None}),
+    )
     board = board_of(lines)
     assert board.wps["WP01"].lane == "claimed"
     assert [(c.event_id, c.kind, c.message) for c in board.conflicts] == [
@@ -72,10 +64,11 @@ def test_anonymous_moves_are_no_retry_of_each_other_and_their_followers_stay_los
 
 def test_a_linked_move_from_an_unknown_lane_is_an_illegal_edge_not_a_crash() -> None:
     board = board_of(
-        [
-            tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-            tr("WP01", "flying", "claimed", T.format(2), "B", actor="alice", kitty_after="Z"),
-        ]
+        chain(
+            "WP01",
+            ("genesis", "planned", "A"),
+            ("flying", "claimed", "B", {"actor": "alice", "kitty_after": "Z"}),
+        )
     )
     assert board.wps["WP01"].lane == "planned"
     assert [(c.kind, c.message) for c in board.conflicts] == [
@@ -87,41 +80,15 @@ def test_a_linked_move_from_an_unknown_lane_is_an_illegal_edge_not_a_crash() -> 
 
 
 def test_an_approval_by_the_implementer_named_only_in_the_policy_is_a_self_review() -> None:
-    alice = {"agent": "alice"}
+    alice = {"actor": None, "policy_metadata": {"agent": "alice"}}
     board = board_of(
-        [
-            tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-            tr(
-                "WP01",
-                "planned",
-                "claimed",
-                T.format(2),
-                "B",
-                actor=None,
-                policy_metadata=alice,
-                kitty_after="A",
-            ),
-            tr(
-                "WP01",
-                "claimed",
-                "in_progress",
-                T.format(3),
-                "C",
-                actor=None,
-                policy_metadata=alice,
-                kitty_after="B",
-            ),
-            tr(
-                "WP01",
-                "in_progress",
-                "approved",
-                T.format(4),
-                "D",
-                actor=None,
-                policy_metadata=alice,
-                kitty_after="C",
-            ),
-        ]
+        chain(
+            "WP01",
+            ("genesis", "planned", "A"),
+            ("planned", "claimed", "B", alice),
+            ("claimed", "in_progress", "C", alice),
+            ("in_progress", "approved", "D", alice),
+        )
     )
     assert board.wps["WP01"].lane == "in_progress"
     assert [(c.kind, c.message) for c in board.conflicts] == [
@@ -209,30 +176,19 @@ def test_an_expired_holders_late_move_is_reported_with_who_reclaimed_it_and_when
 
 
 def test_a_retry_of_a_claim_that_left_agent_and_machine_blank_is_still_a_retry() -> None:
+    blank, again = {"agent": "", "machine": ""}, {"machine": "m2"}
     board = board_of(
-        [
-            tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-            tr(
-                "WP01",
+        chain(
+            "WP01",
+            ("genesis", "planned", "A"),
+            ("planned", "claimed", "B", {"actor": "alice", "policy_metadata": blank}),
+            (
                 "planned",
                 "claimed",
-                T.format(2),
-                "B",
-                actor="alice",
-                policy_metadata={"agent": "", "machine": ""},
-                kitty_after="A",
-            ),
-            tr(
-                "WP01",
-                "planned",
-                "claimed",
-                T.format(3),
                 "B2",
-                actor="alice",
-                policy_metadata={"machine": "m2"},
-                kitty_after="A",
+                {"actor": "alice", "policy_metadata": again, "kitty_after": "A"},
             ),
-        ]
+        )
     )
     assert board.conflicts == []
     assert (board.wps["WP01"].lane, board.wps["WP01"].last_event_id) == ("claimed", "B")
@@ -418,10 +374,9 @@ def _record(wp: str, frm: str, to: str, at: int, eid: str) -> dict[str, Any]:
 
 
 def test_moves_appended_together_are_linked_in_order_and_replay_without_conflict() -> None:
-    history = [
-        tr("WP01", "genesis", "planned", T.format(1), "A", kitty_after=None),
-        tr("WP01", "planned", "claimed", T.format(2), "B", actor="alice", kitty_after="A"),
-    ]
+    history = chain(
+        "WP01", ("genesis", "planned", "A"), ("planned", "claimed", "B", {"actor": "alice"})
+    )
     board = board_of(history)
     others = [
         {"kind": "merge-note", "from_lane": "claimed", "wp_id": "WP01", "event_id": "K"},

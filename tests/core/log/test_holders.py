@@ -10,7 +10,7 @@ from typing import Any
 from kitty.core.log.conflicts import open_views
 from kitty.core.log.read import parse_lines
 from kitty.core.log.state import replay
-from tests.core.log.test_events_state import T0, tr
+from tests.core.log.lines import T0, tr
 from tests.helpers import kitty, make_mission, ok
 
 

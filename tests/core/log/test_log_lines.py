@@ -21,7 +21,7 @@ from kitty.core.log import read as logread
 from kitty.core.log.events import Other, ParsedLog, field_problems
 from kitty.core.log.read import ScannedLog, parse_lines, parse_log, replay_order, scan_log
 from kitty.core.log.state import fold, replay
-from tests.core.log.test_events_state import T0, ann, tr
+from tests.core.log.lines import T0, ann, tr
 
 
 def board_of(lines: list[str]) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 from kitty.core.log.conflicts import open_views, resolve_commands
 from kitty.core.log.read import parse_lines
 from kitty.core.log.state import replay
-from tests.core.log.test_events_state import T0, ann, tr
+from tests.core.log.lines import T0, ann, tr
 
 BASE = [
     tr("WP03", "genesis", "planned", T0.format(1), "A", kitty_after=None),

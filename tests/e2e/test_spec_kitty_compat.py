@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests import oracle
-from tests.helpers import kitty, lane_commit, make_mission, ok
+from tests.helpers import kitty, lane_commit, make_mission, ok, spec_kitty_move
 
 WPS = [{"wp_id": "WP01", "subtasks": ["T001"]}, {"wp_id": "WP02", "subtasks": ["T002"]}]
 SLUG = "demo-01ABCDEF"
@@ -68,23 +68,7 @@ def test_doctor_fix_migrates_legacy_dispatch_records(repo: Path, tmp_path: Path)
 
 
 def transition(frm: str, to: str, at: str, eid: str, **extra: object) -> str:
-    record = {
-        "actor": "user",
-        "at": at,
-        "event_id": eid,
-        "evidence": None,
-        "execution_mode": "worktree",
-        "force": False,
-        "from_lane": frm,
-        "mission_slug": SLUG,
-        "policy_metadata": None,
-        "reason": None,
-        "review_ref": None,
-        "to_lane": to,
-        "wp_id": "WP01",
-    }
-    record.update(extra)
-    return json.dumps(record, sort_keys=True)
+    return spec_kitty_move(SLUG, "WP01", frm, to, at, eid, **extra)
 
 
 def test_doctor_is_quiet_on_history_and_names_kitty_lines_spec_kitty_refuses(

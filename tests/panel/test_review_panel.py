@@ -16,9 +16,8 @@ import pytest
 
 from kitty.errors import UsageError
 from kitty.panel.runner import blocker_problems, chunks, concurrency, waves
-from tests.helpers import git, install_fakes, kitty_argv, make_mission, ok
+from tests.helpers import agent_calls, fake_agents, git, kitty_argv, make_mission, ok
 
-FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
 NAMES = ("claude", "codex", "gemini")
 MISSION = "demo-01ABCDEF"
 THREE = "correctness,testing,security"
@@ -26,17 +25,11 @@ THREE = "correctness,testing,security"
 
 @pytest.fixture
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    install_fakes(tmp_path / "bin", NAMES, f"#!{sys.executable}\n{FAKE.read_text()}", monkeypatch)
-    log = tmp_path / "agents.jsonl"
-    log.touch()
-    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
     monkeypatch.delenv("KITTY_REVIEW_CONCURRENCY", raising=False)
-    return log
+    return fake_agents(tmp_path, NAMES, monkeypatch)
 
 
-def calls(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+calls = agent_calls
 
 
 def prompts(log: Path) -> list[str]:

@@ -17,8 +17,9 @@ import pytest
 from kitty.agents.clis import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
 from kitty.teams.liveness import pid_alive
 from tests.helpers import (
+    agent_calls,
+    fake_agents,
     git,
-    install_fakes,
     kitty,
     kitty_argv,
     lane_commit,
@@ -30,23 +31,16 @@ from tests.helpers import (
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
-FAKE = Path(__file__).parent.parent / "fakes" / "agent.py"
 NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", "auggie", "cursor")
 
 
 @pytest.fixture
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake agent CLIs first on PATH; returns the JSON-lines log they write."""
-    install_fakes(tmp_path / "bin", NAMES, f"#!{sys.executable}\n{FAKE.read_text()}", monkeypatch)
-    log = tmp_path / "agents.jsonl"
-    log.touch()
-    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
-    return log
+    return fake_agents(tmp_path, NAMES, monkeypatch)
 
 
-def calls(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()]
+calls = agent_calls
 
 
 def planned(repo: Path, wps: list[dict[str, Any]]) -> Path:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import make_mission, ok, write_wp
+from tests.helpers import make_mission, ok, spec_kitty_move, write_wp
 
 SLUG = "demo-01ABCDEF"
 WPS: list[dict[str, Any]] = [
@@ -30,23 +30,7 @@ WPS: list[dict[str, Any]] = [
 
 
 def transition(wp: str, frm: str, to: str, at: str, eid: str, **extra: Any) -> str:
-    record = {
-        "actor": "user",
-        "at": at,
-        "event_id": eid,
-        "evidence": None,
-        "execution_mode": "worktree",
-        "force": False,
-        "from_lane": frm,
-        "mission_slug": SLUG,
-        "policy_metadata": None,
-        "reason": None,
-        "review_ref": None,
-        "to_lane": to,
-        "wp_id": wp,
-    }
-    record.update(extra)
-    return json.dumps(record, sort_keys=True)
+    return spec_kitty_move(SLUG, wp, frm, to, at, eid, **extra)
 
 
 def annotation(wp: str, at: str, eid: str, delta: dict[str, Any]) -> str:

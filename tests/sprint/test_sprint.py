@@ -17,6 +17,7 @@ import pytest
 from kitty.agents.clis import GEMINI_POLICY, OPENCODE_PERMISSION, Dispatch, backend_for
 from kitty.teams.liveness import pid_alive
 from tests.helpers import (
+    FAKE_AGENT,
     agent_calls,
     fake_agents,
     git,
@@ -31,6 +32,7 @@ from tests.helpers import (
 #: Spec Kitty 3.2.7 reads every mission these sprints leave behind (issue 21).
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
+FAKE = FAKE_AGENT  # tests/fakes/agent.py, for the other sprint tests
 NAMES = ("claude", "codex", "gemini", "llxprt", "opencode", "qwen", "kilocode", "auggie", "cursor")
 
 

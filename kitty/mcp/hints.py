@@ -14,20 +14,32 @@ import json
 import shlex
 from typing import Any
 
+from kitty import grammar
+
 #: One row per command: its words, the tool, the names of its positional arguments (`*`
 #: before a name: every remaining word goes to that list), and its options:
 #: flag -> (parameter, kind) with kind "value", "flag" or "list" (repeatable).
+Row = tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str, str]]]
 _COMMON = {"--mission": ("mission", "value"), "--agent": ("agent", "value")}
-_MOVE = {
-    **_COMMON,
-    "--to": ("to", "value"),
-    "--note": ("note", "value"),
-    "--force": ("force", "flag"),
-    "--review-feedback-file": ("review_feedback_file", "value"),
-    "--self-review-fallback": ("self_review_fallback", "flag"),
-    "--intended-reviewer": ("intended_reviewer", "value"),
-    "--reviewer-failure-reason": ("reviewer_failure_reason", "value"),
-}
+
+
+def _declared(command: grammar.Command) -> Row:
+    """The row of a hot command, from its declaration (kitty/grammar.py)."""
+    names = {p.name: p.tool_name for p in command.on(grammar.TOOL)}
+    positional = tuple(
+        ("*" if p.kind == grammar.LIST else "") + names[p.fills or p.name]
+        for p in command.params
+        if not p.flags and (p.fills or p.name) in names
+    )
+    kinds = {grammar.FLAG: "flag", grammar.LIST: "list"}
+    options = {
+        flag: (p.tool_name, kinds.get(p.kind, "value"))
+        for p in command.on(grammar.TOOL)
+        for flag in p.flags
+    }
+    return command.words, str(command.tool), positional, options
+
+
 _WP_EDIT = {
     "--mission": ("mission", "value"),
     "--title": ("title", "value"),
@@ -36,17 +48,8 @@ _WP_EDIT = {
     "--subtask": ("subtasks", "list"),
     "--remove-subtask": ("remove_subtasks", "list"),
 }
-COMMANDS: tuple[tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str, str]]], ...] = (
-    (("next",), "next", (), {**_COMMON, "--claim": ("claim", "flag")}),
-    (("status",), "status", (), {"--mission": ("mission", "value")}),
-    (("move",), "move", ("wp_id", "to"), _MOVE),
-    (("agent", "tasks", "move-task"), "move", ("wp_id",), _MOVE),
-    (
-        ("agent", "tasks", "mark-status"),
-        "mark_status",
-        ("*task_ids",),
-        {**_COMMON, "--status": ("status", "value"), "--wp": ("wp_id", "value")},
-    ),
+COMMANDS: tuple[Row, ...] = (
+    *(_declared(c) for c in grammar.COMMANDS.values() if c.tool),
     (("agent", "action", "implement"), "implement", ("wp_id",), _COMMON),
     (
         ("agent", "action", "review"),

@@ -45,6 +45,10 @@ def move_task(ctx: click.Context, /, **params: Any) -> int:
       kitty agent tasks move-task WP03 --to planned --review-feedback-file fb.md --agent codex
       kitty agent tasks move-task WP03 --to approved --force --agent lead \\
           --note "Arbiter decision: meets the acceptance criteria"
+      kitty agent tasks move-task WP03 --to approved --force --self-review-fallback \\
+          --intended-reviewer codex --reviewer-failure-reason "codex timed out" \\
+          --agent claude --note "Self-review: the reviewer could not run"
+      kitty agent tasks move-task WP03 --to in_review --agent codex --mission checkout --json
     """
     return hot_call(ctx, grammar.MOVE_TASK, params)
 
@@ -59,6 +63,11 @@ def move(ctx: click.Context, /, lane: str | None, to: str | None, **params: Any)
     Examples:
       kitty move WP3 in_progress --agent claude
       kitty move WP3 --to in_progress --agent claude
+      kitty move WP3 for_review --agent claude --mission checkout --json
+      kitty move WP3 planned --agent codex --review-feedback-file fb.md
+      kitty move WP3 blocked --force --agent lead --note "Waits for the API keys"
+      kitty move WP3 approved --force --self-review-fallback --intended-reviewer codex \\
+          --reviewer-failure-reason "codex timed out" --agent claude --note "Self-review"
     """
     if lane is not None and to is not None:
         raise click.UsageError(
@@ -77,8 +86,10 @@ def mark_status(ctx: click.Context, /, **params: Any) -> int:
     """Mark subtasks done (or planned) with one annotation event.
 
     \b
-    Example:
+    Examples:
       kitty agent tasks mark-status T001 T002 --status done
+      kitty agent tasks mark-status T003 --status planned --wp WP02 --agent claude \\
+          --mission checkout --json
     """
     return hot_call(ctx, grammar.MARK_STATUS, params)
 

@@ -40,13 +40,13 @@ def _declared(command: grammar.Command) -> Row:
     return command.words, str(command.tool), positional, options
 
 
-_WP_EDIT = {
+_WP_ADD = {
     "--mission": ("mission", "value"),
     "--title": ("title", "value"),
     "--objective": ("objective", "value"),
     "--owns": ("owns", "list"),
     "--subtask": ("subtasks", "list"),
-    "--remove-subtask": ("remove_subtasks", "list"),
+    "--depends-on": ("depends_on", "list"),
 }
 COMMANDS: tuple[Row, ...] = (
     *(_declared(c) for c in grammar.COMMANDS.values() if c.tool),
@@ -77,8 +77,13 @@ COMMANDS: tuple[Row, ...] = (
     ),
     (("safe-commit",), "safe_commit", ("*paths",), {"-m": ("message", "value")}),
     (("resolve",), "resolve", ("wp_id",), {**_COMMON, "--note": ("note", "value")}),
-    (("wp", "add"), "wp_add", (), {**_WP_EDIT, "--depends-on": ("depends_on", "list")}),
-    (("wp", "edit"), "wp_edit", ("wp_id",), {**_WP_EDIT, "--depends-on": ("depends_on", "list")}),
+    (("wp", "add"), "wp_add", (), _WP_ADD),
+    (
+        ("wp", "edit"),
+        "wp_edit",
+        ("wp_id",),
+        {**_WP_ADD, "--remove-subtask": ("remove_subtasks", "list")},
+    ),
     (("wp", "show"), "wp_show", ("wp_id",), {"--mission": ("mission", "value")}),
     (
         ("finalize",),

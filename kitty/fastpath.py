@@ -15,7 +15,9 @@ spellings:
     kitty [-C DIR] mcp
 
 (`--mission` also as `-m` or `--mission=M`, `--agent` as `-a` or `--agent=A`) and
-runs the same service calls and output functions as the click commands.
+runs the same service calls and output functions as the click commands. The parse table
+of each command is derived from its declaration in kitty/grammar.py (`table`), the one
+place click's options and the MCP tool's schema come from too.
 Anything else (--help, --remote, --review-feedback-file, an unknown or repeated
 option, a value that starts with `-`, a -C that is not a directory) returns None
 before anything is read, and the full click CLI handles the command as usual.

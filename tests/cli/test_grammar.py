@@ -17,6 +17,7 @@ import pytest
 
 from kitty import fastpath, grammar, hot
 from kitty.cli import cli
+from kitty.commands.base import declared as declared_options
 from kitty.mcp import catalog, hints
 from kitty.mcp.lifecycle import LIFECYCLE
 
@@ -270,3 +271,29 @@ def test_the_checkers_report_a_click_option_the_others_lack() -> None:
     handmade = catalog.Tool("mark_status", "x", "x", {**tool.params, **colour}, tool.required)
     found = tool_disagreements(real, handmade, _declared_names(grammar.MARK_STATUS))
     assert found == ["tool mark_status: colour is no parameter of click's"]
+
+
+def test_one_declared_option_reaches_every_route() -> None:
+    """Adding an option to a hot command is one line in kitty/grammar.py: click's option,
+    the fast path's table, the tool's schema and the printed command's call follow."""
+    colour = grammar.Param("colour", ("--colour", "-c"), grammar.TEXT, "Paint it --force.", "C")
+    declared = grammar.Command(
+        grammar.MOVE_TASK.words, (*grammar.MOVE_TASK.params, colour), "move", True, "move"
+    )
+    command = click.command("move-task")(declared_options(declared)(lambda **kw: 0))
+    option = _spellings(command)["--colour"]
+    assert (option.name, option.opts, option.help, option.metavar) == (
+        "colour",
+        ["--colour", "-c"],
+        "Paint it --force.",
+        "C",
+    )
+    table = fastpath.table(declared)
+    assert table[0]["-c"] == table[0]["--colour"] == ("colour", True)
+    assert fast_disagreements(command, table, {}) == []
+    tool = catalog.declared(declared, "a tool", "move")
+    assert tool.params["colour"] == {"type": "string", "description": "Paint it force."}
+    assert tool_disagreements(command, tool, _declared_names(declared)) == []
+    row = hints._declared(declared)
+    assert row[3]["--colour"] == ("colour", "value")
+    assert fastpath.parse(["move", "WP01", "claimed", "-c", "red"]) is None  # (not real)

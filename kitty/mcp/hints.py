@@ -16,27 +16,20 @@ from typing import Any
 
 from kitty import grammar
 
-#: One row per command: its words, the tool, the names of its positional arguments (`*`
-#: before a name: every remaining word goes to that list), and its options:
-#: flag -> (parameter, kind) with kind "value", "flag" or "list" (repeatable).
+#: One row per command: its words, the tool, its positional arguments' names (`*name`: every
+#: remaining word) and its options: flag -> (parameter, "value", "flag" or "list" (repeated)).
 Row = tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str, str]]]
 _COMMON = {"--mission": ("mission", "value"), "--agent": ("agent", "value")}
 
 
 def _declared(command: grammar.Command) -> Row:
     """The row of a hot command, from its declaration (kitty/grammar.py)."""
-    names = {p.name: p.tool_name for p in command.on(grammar.TOOL)}
-    positional = tuple(
-        ("*" if p.kind == grammar.LIST else "") + names[p.fills or p.name]
-        for p in command.params
-        if not p.flags and (p.fills or p.name) in names
-    )
-    kinds = {grammar.FLAG: "flag", grammar.LIST: "list"}
-    options = {
-        flag: (p.tool_name, kinds.get(p.kind, "value"))
-        for p in command.on(grammar.TOOL)
-        for flag in p.flags
-    }
+    params = command.on(grammar.TOOL)
+    names = {p.name: p.tool_name for p in params}
+    kinds, star = {grammar.FLAG: "flag", grammar.LIST: "list"}, {grammar.LIST: "*"}
+    arguments = [p for p in command.params if not p.flags and (p.fills or p.name) in names]
+    positional = tuple(star.get(p.kind, "") + names[p.fills or p.name] for p in arguments)
+    options = {f: (p.tool_name, kinds.get(p.kind, "value")) for p in params for f in p.flags}
     return command.words, str(command.tool), positional, options
 
 
@@ -48,6 +41,7 @@ _WP_ADD = {
     "--subtask": ("subtasks", "list"),
     "--depends-on": ("depends_on", "list"),
 }
+_WP_EDIT = {**_WP_ADD, "--remove-subtask": ("remove_subtasks", "list")}
 COMMANDS: tuple[Row, ...] = (
     *(_declared(c) for c in grammar.COMMANDS.values() if c.tool),
     (("agent", "action", "implement"), "implement", ("wp_id",), _COMMON),
@@ -78,12 +72,7 @@ COMMANDS: tuple[Row, ...] = (
     (("safe-commit",), "safe_commit", ("*paths",), {"-m": ("message", "value")}),
     (("resolve",), "resolve", ("wp_id",), {**_COMMON, "--note": ("note", "value")}),
     (("wp", "add"), "wp_add", (), _WP_ADD),
-    (
-        ("wp", "edit"),
-        "wp_edit",
-        ("wp_id",),
-        {**_WP_ADD, "--remove-subtask": ("remove_subtasks", "list")},
-    ),
+    (("wp", "edit"), "wp_edit", ("wp_id",), _WP_EDIT),
     (("wp", "show"), "wp_show", ("wp_id",), {"--mission": ("mission", "value")}),
     (
         ("finalize",),

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kitty import grammar
+from kitty.core.lanes import LANES as _LANES
 
-#: The lane enum of `move.to` and `wp_search.lane` (kitty/grammar.py).
+#: The lane enum of `move.to` (kitty/grammar.py): with `doing`, the alias of `in_progress`.
 LANES = grammar.LANES
 
 
@@ -310,11 +311,13 @@ TOOLS: tuple[Tool, ...] = (
         "wp_search",
         {
             "query": _text('Words that must all appear, e.g. "cart discount".'),
-            "lane": _choice(LANES, "Only WPs in this lane."),
+            # (a WP is never in `doing`; kitty's own check names the lanes)
+            "lane": _choice(_LANES, "Only WPs in this lane."),
             "mission": MISSION,
         },
         ("query",),
         read_only=True,
+        lenient=frozenset({"lane"}),
     ),
     Tool(
         "finalize",

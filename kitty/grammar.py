@@ -114,8 +114,7 @@ AGENT = Param(
     "agent",
     ("--agent", "-a"),
     TEXT,
-    "Who acts, recorded in every event (default: $KITTY_AGENT, config `identity`, "
-    "git user.name, `user`).",
+    "Who acts (default: $KITTY_AGENT, config `identity`, git user.name, `user`).",
     "NAME",
 )
 JSON = Param("as_json", ("--json",), FLAG, "Print JSON (schema 1).", routes=NOT_TOOL)

@@ -71,7 +71,8 @@ class Param:
         self.tool_help, self.fills = tool_help, fills
 
     def but(self, **changes: Any) -> Param:
-        """This parameter with `changes` (another command's variant of it)."""
+        """This parameter with `changes` (another command's variant of it; `tool_name` and
+        `tool_required` are copied as they are, not derived again)."""
         return Param(**(vars(self) | changes))
 
     def __repr__(self) -> str:

@@ -406,3 +406,20 @@ def test_a_bug_in_a_tool_or_the_session_names_its_crash_log(
     assert reply["error"]["code"] == -32603
     logged = Path(reply["error"]["message"].split("details in ")[1].rstrip(")"))
     assert "a bug outside any tool" in logged.read_text()
+
+
+def test_a_search_s_lane_is_checked_as_the_cli_checks_it(planned: Path) -> None:
+    """The lanes advertised are the ones a WP can be in (no `doing`), and a wrong one is
+    kitty's usage error naming them, as `kitty wp search --lane` says."""
+    _, bogus, found = session(
+        planned,
+        [("wp_search", {"query": "WP", "lane": "bogus"}), ("wp_search", {"query": "WP"})],
+    )
+    error = payload(bogus)["error"]
+    cli = kitty(planned, "wp", "search", "WP", "--lane", "bogus", "--json").json()["error"]
+    assert bogus.is_error and (error["message"], error["hint"]) == (cli["message"], cli["hint"])
+    assert not found.is_error
+    listing: list[Any] = []
+    session(planned, [], listing=listing)
+    search = next(t for t in listing if t.name == "wp_search")
+    assert "doing" not in search.input_schema["properties"]["lane"]["enum"]

@@ -3,7 +3,7 @@
 click's commands are walked and compared option by option with what the fast path parses
 (kitty/fastpath.py `table`), the MCP tools' schemas (kitty/mcp/catalog.py, lifecycle.py)
 and the mapping from a printed command line to its tool call (kitty/mcp/hints.py), with
-the checkers of tests/cli/grammar_check.py (test_grammar_mismatch.py shows each kind of
+the checkers of tests/grammar_check.py (test_grammar_mismatch.py shows each kind of
 mismatch reported).
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from kitty import fastpath, grammar, hot
 from kitty.mcp import hints
-from tests.cli.grammar_check import (
+from tests.grammar_check import (
     HOT,
     TOOLS,
     command_at,

@@ -1,4 +1,4 @@
-"""The checkers of tests/cli/grammar_check.py report a deliberate mismatch of each kind,
+"""The checkers of tests/grammar_check.py report a deliberate mismatch of each kind,
 and one declared parameter reaches every route."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from kitty import fastpath, grammar
 from kitty.commands.base import declared as declared_options
 from kitty.mcp import catalog, hints
-from tests.cli.grammar_check import (
+from tests.grammar_check import (
     TOOLS,
     command_at,
     declared_names,

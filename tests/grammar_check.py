@@ -1,4 +1,4 @@
-"""The checkers of tests/cli/test_grammar.py: where click's commands and the other routes
+"""The checkers of tests/test_grammar.py: where click's commands and the other routes
 (the fast path's parse table, an MCP tool's schema) disagree, option by option."""
 
 from __future__ import annotations

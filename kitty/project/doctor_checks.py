@@ -169,7 +169,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     process is gone, a merge in progress, and git lock files no live git process owns."""
     from kitty.adapters import gitlocks
     from kitty.teams.sync import MARKER, _pid_alive
-    from kitty.workflow import deferredcommit
+    from kitty.workflow.commits import deferred as deferredcommit
 
     project = mission.project
     common = project.git_common_dir

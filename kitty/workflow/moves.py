@@ -23,7 +23,7 @@ from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission import feedback
 from kitty.mission.workspace import AGENT_ENV, Mission
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 from kitty.workflow.lanecheck import lane_guard, reviewed_lane
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES

@@ -17,8 +17,8 @@ from kitty.adapters.config import Config
 from kitty.adapters.layout import Project
 from kitty.adapters.snapshots import LogState
 from kitty.adapters.specs import SpecSet
-from kitty.core.decide import Queues
-from kitty.core.decide_context import Context, Decision
+from kitty.core.decide.context import Context, Decision
+from kitty.core.decide.steps import Queues
 from kitty.core.log.events import Annotation, LogWarning, Other, ParsedLog, Transition
 from kitty.core.log.read import ScannedLog
 from kitty.core.log.records import Conflict, ReviewRecord, WPState

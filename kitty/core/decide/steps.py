@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kitty.core import lanes
-from kitty.core.decide_context import (
+from kitty.core.decide.context import (
     ACCEPT,
     ARBITER,
     ARBITER_PERSON,
@@ -40,7 +40,7 @@ from kitty.core.decide_context import (
     stalled,
     state_of,
 )
-from kitty.core.decide_wait import arbiter_decision, changed_review, takeover, waiting
+from kitty.core.decide.waiting import arbiter_decision, changed_review, takeover, waiting
 from kitty.core.gateview import view as gate_view
 from kitty.core.log.conflicts import open_views
 from kitty.core.log.snapshot import progress, sort_ids

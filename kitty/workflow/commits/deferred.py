@@ -106,7 +106,7 @@ def _start(project: layout.Project) -> None:
     log = str(project.git_common_dir / "kitty" / LOG)
     os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "kitty.workflow.deferredcommit", str(project.root)],
+        [sys.executable, "-m", "kitty.workflow.commits.deferred", str(project.root)],
         os.environ,
         file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -121,7 +121,7 @@ def flush(project: layout.Project) -> list[str]:
     """Commit every marked mission's pending kitty files now (one commit), under the
     commit lock; remove the marks seen before the commit. Returns the missions done."""
     from kitty.mission.workspace import Mission
-    from kitty.workflow.commitpaths import commit_recorded, pending, repair_killed_commit
+    from kitty.workflow.commits.paths import commit_recorded, pending, repair_killed_commit
 
     seen = marks(project)
     if not seen:

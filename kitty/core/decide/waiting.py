@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.decide_context import (
+from kitty.core.decide.context import (
     ARBITER,
     ARBITER_PERSON,
     BLOCKED,

@@ -14,7 +14,7 @@ from kitty.core.log.state import Board
 from kitty.errors import GuardRefused
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_path
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 
 
 class NotReady(GuardRefused):

@@ -29,7 +29,7 @@ def test_an_empty_or_unfinalized_mission_says_exactly_what_to_do() -> None:
 
 
 def test_a_choice_without_anything_to_fill_says_so() -> None:
-    from kitty.core.decide.context import choice
+    from kitty.core.decide.decision import choice
 
     assert choice("run it", "kitty status --mission m") == {
         "label": "run it",

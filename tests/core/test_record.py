@@ -17,7 +17,8 @@ from kitty.adapters.config import Config
 from kitty.adapters.layout import Project
 from kitty.adapters.snapshots import LogState
 from kitty.adapters.specs import SpecSet
-from kitty.core.decide.context import Context, Decision
+from kitty.core.decide.context import Context
+from kitty.core.decide.decision import Decision
 from kitty.core.decide.steps import Queues
 from kitty.core.log.events import Annotation, LogWarning, Other, ParsedLog, Transition
 from kitty.core.log.read import ScannedLog

@@ -4,8 +4,9 @@ Same board, specs, lanes, config and clock reading -> same decision. Priority:
 resume your own work, review, fix, arbiter, implement, accept/merge/done, then
 wait (something is moving) or blocked (nothing can move without a human).
 
-The input, the answer and the per-WP facts are in kitty.core.decide_context; the
-arbiter, wait and blocked decisions in kitty.core.decide_wait.
+The input and the per-WP facts are in kitty.core.decide.context, the answer in
+kitty.core.decide.decision; the arbiter, wait and blocked answers in
+kitty.core.decide.waiting.
 """
 
 from __future__ import annotations
@@ -14,21 +15,8 @@ from collections.abc import Callable, Mapping
 
 from kitty.core import lanes
 from kitty.core.decide.context import (
-    ACCEPT,
-    ARBITER,
-    ARBITER_PERSON,
-    BLOCKED,
-    CLAIMABLE,
-    DONE,
-    FIX,
-    IMPLEMENT,
-    MERGE,
-    REVIEW,
     REVIEW_STALL_US,
-    WAIT,
     Context,
-    Decision,
-    choice,
     cycle_label,
     deps_ready,
     describe,
@@ -39,6 +27,21 @@ from kitty.core.decide.context import (
     since,
     stalled,
     state_of,
+)
+from kitty.core.decide.decision import (
+    ACCEPT,
+    ARBITER,
+    ARBITER_PERSON,
+    BLOCKED,
+    CLAIMABLE,
+    DONE,
+    FIX,
+    IMPLEMENT,
+    MERGE,
+    REVIEW,
+    WAIT,
+    Decision,
+    choice,
 )
 from kitty.core.decide.waiting import arbiter_decision, changed_review, takeover, waiting
 from kitty.core.gateview import view as gate_view

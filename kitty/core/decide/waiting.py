@@ -1,6 +1,6 @@
 """`kitty next` when the answer is someone's decision: the arbiter's (a review loop at its
 cap, a review panel's HALT), or nobody's work yet — wait while something is in flight,
-blocked when nothing can move without a human. Pure, like kitty.core.decide.
+blocked when nothing can move without a human. Pure, like the rest of kitty.core.decide.
 """
 
 from __future__ import annotations
@@ -9,14 +9,7 @@ from typing import Any
 
 from kitty.core import lanes
 from kitty.core.decide.context import (
-    ARBITER,
-    ARBITER_PERSON,
-    BLOCKED,
-    REVIEW,
-    WAIT,
     Context,
-    Decision,
-    choice,
     cycle_label,
     describe,
     lane_changed,
@@ -26,6 +19,15 @@ from kitty.core.decide.context import (
     since,
     stalled,
     state_of,
+)
+from kitty.core.decide.decision import (
+    ARBITER,
+    ARBITER_PERSON,
+    BLOCKED,
+    REVIEW,
+    WAIT,
+    Decision,
+    choice,
 )
 from kitty.core.transitions import arbiter_choices, at_cycle_cap, cycle_count, halted
 

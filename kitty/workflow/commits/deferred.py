@@ -1,7 +1,7 @@
 """`agents.auto_commit_delay`: coalesce the auto-commits of a stream of moves.
 
 With a delay of 0 (the default) every auto-committed command commits before it exits
-(workflow/autocommit.py). With a delay of D seconds a command whose only files are the
+(workflow/commits/auto.py). With a delay of D seconds a command whose only files are the
 log and kitty's shared files (a plain move, a claim) does not commit: it marks its
 mission pending (`.git/kitty/deferred/<slug>`, touched after the event is appended)
 and makes sure one background committer runs. The committer waits until no mark has

@@ -1,5 +1,5 @@
 """`kitty accept`: every reason the mission is not ready, all at once; else the acceptance
-record (meta.json and a MissionAccepted event). `kitty merge` (kitty.workflow.merging)
+record (meta.json and a MissionAccepted event). `kitty merge` (kitty.workflow.merging.merge)
 refuses a mission that is not accepted."""
 
 from __future__ import annotations

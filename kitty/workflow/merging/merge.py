@@ -1,5 +1,5 @@
 """`kitty merge`: lanes → mission branch → target, once `kitty accept`
-(kitty.workflow.acceptance) recorded the mission ready."""
+(kitty.workflow.merging.accept) recorded the mission ready."""
 
 from __future__ import annotations
 

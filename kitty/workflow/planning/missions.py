@@ -1,4 +1,4 @@
-"""Create missions, and finalize a mission's plan (`kitty wp add` is kitty.workflow.wp_add,
+"""Create missions, and finalize a mission's plan (`kitty wp add` is kitty.workflow.planning.add,
 re-exported here)."""
 
 from __future__ import annotations

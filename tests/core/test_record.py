@@ -28,7 +28,7 @@ from kitty.core.model import WorkPackage
 from kitty.core.move import IssueRow, MoveCheck, MoveRequest, Policy
 from kitty.core.record import FrozenInstanceError, Record, fields, replace
 from kitty.mission.workspace import Mission
-from kitty.workflow.moves import ReviewDoc
+from kitty.workflow.reviewcycle import ReviewDoc
 
 #: Every class a move, `next` or `status` builds (they were dataclasses).
 HOT = [

@@ -1,5 +1,5 @@
 """`kitty next`'s answer: the action it names (implement, review, ..., blocked), the
-Decision with its commands and choices, and one choice.
+Decision with its commands and choices, one choice, and the answer that is work.
 
 Pure, like the rest of kitty.core.decide.
 """
@@ -10,6 +10,7 @@ from typing import Any
 
 from kitty import SCHEMA
 from kitty.core import placeholders
+from kitty.core.decide.context import Context, cycle_label, quote, state_of
 from kitty.core.record import Record
 
 IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
@@ -90,3 +91,24 @@ class Decision(Record):
 def choice(label: str, command: str, fill: dict[str, str] | None = None) -> dict[str, Any]:
     """One of a Decision's `choices`: a single command, with what to fill in (if anything)."""
     return {"label": label, "commands": [command], "fill": fill or {}}
+
+
+def work_command(ctx: Context, verb: str, wp_id: str) -> str:
+    """The command that starts (or reviews) `wp_id` for the asking agent."""
+    if verb == REVIEW and ctx.panel:
+        return f"kitty review run {wp_id} --mission {ctx.mission} --agent {quote(ctx.agent)}"
+    return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {quote(ctx.agent)}"
+
+
+def work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
+    """The answer that is work on `wp_id`: its one command, its cycle, its lane."""
+    st = state_of(ctx, wp_id)
+    verb = REVIEW if action == REVIEW else IMPLEMENT
+    return Decision(
+        action,
+        reason,
+        wp_id,
+        cycle_label(st, ctx.max_cycles),
+        [work_command(ctx, verb, wp_id)],
+        lane=ctx.wp_lane.get(wp_id),
+    )

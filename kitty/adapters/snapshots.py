@@ -42,7 +42,8 @@ from kitty.core.log.read import ORDER, parse_log, scan_log
 from kitty.core.log.state import Board, extend, fold
 from kitty.core.record import Record
 
-FORMAT = 3  # 3: records instead of dataclasses (LogState and Config pickle as cls(*values))
+FORMAT = 4  # 3: records instead of dataclasses (LogState and Config pickle as cls(*values));
+#  4: WPState.usage
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024

@@ -21,6 +21,7 @@ from kitty.core.decide import Context
 from kitty.core.record import replace
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
+from kitty.sprint.live import LiveFile, live_path
 from kitty.sprint.preflight import check_options, require_trust
 from kitty.sprint.report import WPStats
 from kitty.sprint.rules import plan as sprintplan
@@ -58,8 +59,13 @@ class SprintState:
             named.project.config_path,
         ]
         self.opts = opts
-        self.emit = emit
         self.run_id = run_id()
+        self.live = (
+            None
+            if opts.dry_run
+            else LiveFile(live_path(repo / ".kittify" / "runs", self.slug), self.slug, self.run_id)
+        )
+        self.view = emit
         self.jobs: dict[str, Job] = {}
         self.halted: dict[str, str] = {}
         self.failures: dict[tuple[str, str], int] = {}
@@ -90,6 +96,12 @@ class SprintState:
             backend = backend_for(agent, mission.config.raw)
             self.backends[agent] = backend
         return backend
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Show `event`, and keep the web board's view of the running sprint up to date."""
+        self.view(event)
+        if self.live is not None:
+            self.live.update(event, self.spent())
 
     def model_of(self, mission: Mission, agent: str, role: str) -> str | None:
         """--implementer-model / --reviewer-model, else agents.models.<agent>.<role>."""

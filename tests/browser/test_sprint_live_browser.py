@@ -72,6 +72,10 @@ def test_the_board_shows_the_running_sprint_live(
         spent = page.inner_text("#sprint-spent")
         assert spent == "spent so far: 120 tokens, $0.2500 over 2 finished runs", spent
         assert "no agent running" in page.inner_text("#sprint-running")
+        # each WP's detail: what its agent runs cost (from the mission's log)
+        page.click(".card[data-wp=WP01]")
+        wait_for(page, "!!document.querySelector('#detail-body .usage')", 5000)
+        assert page.inner_text("#detail-body .usage") == "120 tokens, $0.2500 over 2 finished runs"
     finally:
         stop(served)
     assert watched.errors == []

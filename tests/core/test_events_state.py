@@ -751,6 +751,6 @@ def test_agent_run_records_are_summed_per_wp_and_kept_out_of_the_scalars() -> No
     st = replay(parse_lines(lines).events).wps["WP01"]
     assert st.usage == {
         "input_tokens": 11, "output_tokens": 5, "cost_usd": 0.25, "seconds": 2.0, "turns": 2,
-        "runs": 2, "denials": 1, "errors": 1,
+        "runs": 2, "denials": 1, "errors": 1, "tokens": 16,
     }  # fmt: skip
     assert st.scalars == {"agent_run": "not a record"}  # a string is a plain scalar

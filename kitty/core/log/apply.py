@@ -261,4 +261,5 @@ def add_run(st: WPState, run: dict[str, Any]) -> None:
     denials = run.get("denials")
     total["denials"] = total.get("denials", 0) + (len(denials) if isinstance(denials, list) else 0)
     total["errors"] = total.get("errors", 0) + (1 if run.get("error") else 0)
+    total["tokens"] = total.get("input_tokens", 0) + total.get("output_tokens", 0)
     st.usage = total

@@ -140,6 +140,21 @@ def test_a_rate_limit_backs_off_instead_of_using_up_the_retries(
     assert len([c for c in calls(fakes) if c["name"] == "claude"]) == 2
 
 
+def test_a_rate_limited_reviewer_waits_and_reviews_again_never_halts(
+    repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_CODEX_MODE", "limited")  # the first run only
+    planned(repo, [{"wp_id": "WP01"}])
+    done = sprint(repo, "--implementer", "claude", "--reviewer", "codex")
+    end = end_of(done)
+    assert end["ok"] and not [e for e in events(done) if e["event"] == "halt"], end
+    (backoff,) = [e for e in events(done) if e["event"] == "backoff"]
+    assert (backoff["role"], backoff["seconds"]) == ("review", 1)
+    log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
+    assert "reviewer codex hit rate limit: API Error: Request rejected (429)" in log
+    assert [e["wp_id"] for e in events(done) if e["event"] == "dispatch"].count("WP01") == 3
+
+
 def test_a_reviewer_that_leaves_no_verdict_is_reported_as_such(
     repo: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -79,6 +79,9 @@ def main() -> int:
                 if mode == "auth"
                 else (429, "API Error: Request rejected (429) · rate limit; retry after 1s")
             )
+            if NAME == "codex":  # codex exec --json's own failure
+                print(json.dumps({"type": "turn.failed", "error": {"message": words}}))
+                return 1
             print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
                               "api_error_status": status, "result": words}))  # fmt: skip
             return 1

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kitty.core.printable import encodable, surrogates
+
 #: The CLIs whose output kitty reads.
 READS = frozenset({"claude", "qwen", "gemini", "opencode", "codex"})
 #: Wrappers a command may run a CLI through: the CLI is the next word.
@@ -74,8 +76,11 @@ def cli_of(argv: Sequence[str]) -> str | None:
 
 
 def one_line(text: str, limit: int = 200) -> str:
-    """`text` on one line: newlines and tabs written as \\n and \\t, capped."""
+    """`text` on one line: newlines and tabs written as \\n and \\t, a lone surrogate
+    (JSON's `\\ud800`, which UTF-8 cannot hold) as its escape, capped."""
     flat = text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+    if not encodable(flat):
+        flat = flat.translate(surrogates())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -87,6 +92,7 @@ def call_text(tool: str, args: Any) -> str:
             if args.get(key):
                 detail = str(args[key])
                 break
+    tool = one_line(tool, 80)
     return f"{tool}({one_line(detail, 120)})" if detail else tool
 
 
@@ -160,7 +166,7 @@ def _claude_like(report: RunReport, objects: list[dict[str, Any]]) -> None:
     _add(report.usage, "api_ms", result.get("duration_api_ms"))
     models = result.get("modelUsage")
     if isinstance(models, dict) and models:
-        report.model = ",".join(sorted(str(m) for m in models))
+        report.model = one_line(",".join(sorted(str(m) for m in models)))
 
 
 def _gemini(report: RunReport, objects: list[dict[str, Any]]) -> None:
@@ -168,7 +174,7 @@ def _gemini(report: RunReport, objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         kind = obj.get("type")
         if kind == "init" and obj.get("model"):
-            report.model = str(obj["model"])
+            report.model = one_line(str(obj["model"]))
         elif kind == "tool_use":
             calls[str(obj.get("tool_id"))] = (str(obj.get("tool_name")), obj.get("parameters"))
         elif kind == "tool_result" and obj.get("status") == "error":

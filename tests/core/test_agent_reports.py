@@ -215,3 +215,27 @@ def test_spend_sums_budget_and_estimate() -> None:
     }  # fmt: skip
     assert spend.estimate([], 0, 4) is None
     assert spend.usage_text(total) == "165 tok, $0.5000"
+
+
+def test_a_lone_surrogate_in_the_agents_output_never_reaches_the_log_raw() -> None:
+    """JSON's `\\ud800` escape decodes to text UTF-8 cannot hold: the record of the run
+    (written to the mission's log, shown in the terminal) gets its visible escape."""
+    from kitty.core.printable import encodable
+
+    line = json.dumps(
+        {
+            "type": "result",
+            "is_error": True,
+            "result": "bad \ud800 key",
+            "permission_denials": [
+                {"tool_name": "Bash\udc80", "tool_input": {"command": "x\ud800"}}
+            ],
+            "modelUsage": {"m\ud800": {}},
+        }
+    )
+    report = read_report("claude", line)
+    texts = [report.error or "", report.model or "", *report.denials]
+    assert all(encodable(t) for t in texts), texts
+    assert report.error == "bad \\ud800 key"
+    assert report.denials == ["Bash\\udc80(x\\ud800)"]
+    assert plain_error("error: \ud800\n") == "error: \\ud800"

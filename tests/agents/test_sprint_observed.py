@@ -8,6 +8,7 @@ through `agents.commands.claude`; the model chosen per role reaching each CLI.""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -124,62 +125,146 @@ def test_the_model_services_errors_in_the_agents_words_and_what_the_sprint_does(
 
 @dataclass
 class Outside(Script):
-    """An implementer that first tries to write outside its worktree and to run a
-    command over two lines, then does its work."""
+    """An agent (implementer, or reviewer after its diff) that first tries to write
+    outside its worktree and to run a command over two lines, then does its work."""
 
     outside: Path = Path("/nonexistent")
+    role: str = "Implement"
 
     def plan(self, prompt: str, results: list[str]) -> list[Action]:
         actions = super().plan(prompt, results)
-        if not prompt.startswith("# Implement"):
+        if not re.search(rf"^# {self.role} WP", prompt, re.M):
             return actions
-        return [
+        tries = [
             Action("write", "outside\n", str(self.outside)),
             Action("shell", "touch forbidden.txt\necho two"),
-            *actions,
         ]
+        at = 1 if self.role == "Review" else 0  # a reviewer's first result is its diff
+        return [*actions[:at], *tries, *actions[at:]]
 
 
-@pytest.mark.timeout(300)
+OVERRIDE = (
+    "agents:\n  available: [claude, codex]\n  commands:\n    claude: [claude, -p, "
+    '--output-format, json, --allowedTools, "Read,Edit(/{workspace}/**),'
+    'Write(/{workspace}/**),Bash(git *),Bash(kitty *)", --, "{prompt}"]\n'
+)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("role", ["Implement", "Review"])
 def test_a_write_outside_the_worktree_is_refused_and_reported_also_through_an_override(
-    tmp_path: Path,
+    tmp_path: Path, role: str
 ) -> None:
+    """claude's Edit and Write are scoped to the worktree, for the implementer and the
+    reviewer (whose feedback file is inside it: its rejection still works), built in or
+    through agents.commands.claude."""
     require("claude")
     require("codex")
+    cases = [(role, False), (role, True)]
 
-    def case(override: bool) -> tuple[bool, list[dict[str, Any]], Path]:
-        root = tmp_path / ("override" if override else "builtin")
+    def case(role: str, override: bool) -> tuple[list[dict[str, Any]], Path, Outside]:
+        root = tmp_path / f"{role}-{'override' if override else 'builtin'}"
         repo = one_wp(root / "repo")
         outside = root / "outside.txt"
         if override:
-            (repo / ".kittify" / "config.yaml").write_text(
-                "agents:\n  available: [claude, codex]\n  commands:\n    claude: [claude, -p, "
-                '--output-format, json, --allowedTools, "Read,Edit(/{workspace}/**),'
-                'Write(/{workspace}/**),Bash(git *),Bash(kitty *)", --, "{prompt}"]\n'
-            )
+            (repo / ".kittify" / "config.yaml").write_text(OVERRIDE)
             git(repo, "commit", "-qam", "claude run differently")
-        script = Outside(feedback_dir=root, outside=outside)
+        # the reviewer rejects once: its feedback file is written inside the worktree
+        reject = frozenset({"WP01"}) if role == "Review" else frozenset()
+        script = Outside(feedback_dir=root, reject=reject, outside=outside, role=role)
+        who = ("claude", "codex") if role == "Implement" else ("codex", "claude")
         stream, _ = run_sprint(
-            repo, root / "home", script, None, "--implementer", "claude", "--reviewer", "codex"
+            repo, root / "home", script, None, "--implementer", who[0], "--reviewer", who[1]
         )
-        return override, stream, outside
+        return stream, outside, script
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = list(pool.map(case, [False, True]))
-    for override, stream, outside in outcomes:
+        outcomes = list(pool.map(lambda c: case(*c), cases))
+    for (role, override), (stream, outside, script) in zip(cases, outcomes, strict=True):
         shown = "\n".join(json.dumps(e)[:800] for e in stream)
-        assert not outside.exists(), (override, shown)
-        implement = next(e for e in stream if e["event"] == "finished")
-        assert implement["denials"] == [
+        assert not outside.exists(), (role, override, shown)
+        wanted = "implement" if role == "Implement" else "review"
+        run = next(e for e in stream if e["event"] == "finished" and e["role"] == wanted)
+        assert run["denials"] == [
             f"Write({outside})",
             "Bash(touch forbidden.txt\\necho two)",
-        ], (override, shown)
-        assert "claude was denied 2 tool call(s)" in implement["how"], shown
+        ], (role, override, shown)
+        assert "claude was denied 2 tool call(s)" in run["how"], shown
         end = stream[-1]
-        assert end["ok"] and end["summary"][0]["denials"] == implement["denials"], shown
+        assert end["ok"], shown
+        assert end["summary"][0]["denials"][:2] == run["denials"], shown
+        assert {"wp_id": "WP01", "call": f"Write({outside})"} in end["denials"], shown
+        if role == "Review":  # the rejection's feedback file, in the worktree, was written
+            assert end["summary"][0]["review_cycles"] >= 1, shown
+            assert script.feedback_files and all(
+                "/.kittify/feedback/" in f for f in script.feedback_files
+            ), script.feedback_files
         # the real CLIs report tokens (claude its cost too), summed per role and agent
         assert end["usage"]["by_agent"]["claude"]["cost_usd"] > 0, shown
         assert end["usage"]["by_agent"]["codex"]["tokens"] > 0, shown
+
+
+@pytest.mark.timeout(300)
+def test_the_budget_stops_new_runs_with_the_real_claudes_reported_cost(tmp_path: Path) -> None:
+    """--budget: once the cost claude reports reaches it, no new run starts; the sprint
+    ends naming the budget, its spend per agent in the summary."""
+    require("claude")
+    require("codex")
+    repo = init_repo(tmp_path / "repo")
+    make_mission(repo, wps=[{"wp_id": "WP01", "owned": ["src/wp01.txt"]},
+                            {"wp_id": "WP02", "owned": ["src/wp02.txt"]}])  # fmt: skip
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "plan")
+    stream, _ = run_sprint(
+        repo, tmp_path / "home", Script(feedback_dir=tmp_path), None,
+        "--implementer", "claude", "--reviewer", "codex", "--budget", "0.000001",
+    )  # fmt: skip
+    shown = "\n".join(json.dumps(e)[:800] for e in stream)
+    (budget,) = [e for e in stream if e["event"] == "budget"]
+    assert budget["message"].startswith("budget reached: $"), shown
+    assert [e["event"] for e in stream].count("dispatch") == 1, shown  # no new run started
+    end = stream[-1]
+    assert not end["ok"] and end["reason"].startswith("budget reached"), shown
+    assert end["budget_stop"] == budget["message"], shown
+    assert end["usage"]["by_agent"]["claude"]["cost_usd"] > 0, shown
+
+
+class Verifies(Script):
+    """An implementer that runs the project's verification command first."""
+
+    def plan(self, prompt: str, results: list[str]) -> list[Action]:
+        actions = super().plan(prompt, results)
+        if prompt.startswith("# Implement"):
+            return [Action("shell", "make test"), *actions]
+        return actions
+
+
+@pytest.mark.timeout(300)
+def test_an_implementer_refused_its_verification_command_flags_the_wp(tmp_path: Path) -> None:
+    """claude run through an override that leaves out the verify.* grants is refused
+    `make test`: the WP is flagged in its run's line, the end table and --json."""
+    require("claude")
+    require("codex")
+    repo = one_wp(tmp_path / "repo")
+    (repo / "Makefile").write_text("test:\n\ttrue\n")
+    (repo / ".kittify" / "config.yaml").write_text(OVERRIDE + 'verify:\n  test: "make test"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "claude without the verify grants")
+    stream, _ = run_sprint(
+        repo, tmp_path / "home", Verifies(feedback_dir=tmp_path), None,
+        "--implementer", "claude", "--reviewer", "codex",
+    )  # fmt: skip
+    shown = "\n".join(json.dumps(e)[:800] for e in stream)
+    implement = next(e for e in stream if e["event"] == "finished" and e["role"] == "implement")
+    assert implement["verify_refused"] == ["Bash(make test)"], shown
+    from kitty.commands.sprint_view import describe
+
+    assert "VERIFICATION REFUSED: Bash(make test)" in (describe(implement) or ""), shown
+    end = stream[-1]
+    assert end["verify_refused"] == ["WP01"], shown
+    assert end["summary"][0]["verify_refused"] == ["Bash(make test)"], shown
+    (row,) = [x for x in (describe(end) or "").splitlines() if x.startswith("WP01 ")]
+    assert row.endswith("VERIFICATION REFUSED"), row
 
 
 class Say(Script):

@@ -22,6 +22,7 @@ from typing import Any
 from kitty.adapters import contain
 from kitty.core import lanes
 from kitty.errors import GitError, GuardRefused, LockBusy, UsageError
+from kitty.mission.mergetree import fast_forward, rewind
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import mission_branch, target_branch
 from kitty.workflow import merging
@@ -86,7 +87,7 @@ def _queued(
     log_dir: Path | None,
 ) -> dict[str, Any]:
     if not path.is_file():
-        if merging._state_path(mission).is_file():
+        if merging.state_path(mission).is_file():
             raise GuardRefused(
                 "a merge of this mission is already in progress",
                 "run `kitty merge --resume` or `kitty merge --abort`",
@@ -264,20 +265,7 @@ def _move(git: Any, path: Path, state: dict[str, Any]) -> str:
             f"{target} moved while the merge queue ran ({state['base'][:10]} -> {tip[:10]})",
             "run `kitty merge --abort`, then `kitty merge` again: the queue tests the new tip",
         )
-    holder = git.worktree_of(target)
-    if holder is not None:
-        from kitty.adapters.git import Git
-
-        status, out, _ = Git(holder, gitpython=True).status(
-            "merge", "--ff-only", "--quiet", move_to
-        )
-        if status != 0:
-            raise GitError(
-                f"cannot fast-forward {target} in {holder}: {out.strip()[:200]}",
-                "commit or stash the local changes there, then `kitty merge --resume`",
-            )
-    else:
-        git.set_branch(target, move_to)
+    fast_forward(git, target, state["base"], move_to)  # repairs a killed one's checkout
     return str(move_to)
 
 
@@ -296,6 +284,8 @@ def _abort(mission: Mission, path: Path, state: dict[str, Any]) -> dict[str, Any
 
     git = Git(mission.project.root, gitpython=True)
     _discard(git, Path(state["worktree"]))
+    if state.get("move_to"):  # killed inside the target's fast-forward: its files put back
+        rewind(git, state["target"], state["base"], state["move_to"])
     path.unlink()
     return {
         "mission": mission.slug,

@@ -62,9 +62,16 @@ def drop_worktree(git: Any, path: Path) -> None:
     git.status("worktree", "prune")
 
 
-def fast_forward(git: Any, target: str, start: str, to: str) -> None:
+def merge_command(slug: str, *flags: str) -> str:
+    """`kitty merge FLAGS --mission SLUG`, as a hint prints it: it works as printed in a
+    repository with several missions too."""
+    return " ".join(("kitty merge", *flags, "--mission", slug))
+
+
+def fast_forward(git: Any, target: str, start: str, to: str, slug: str) -> None:
     """Move `target` from `start` to `to`: `git merge --ff-only` in the checkout that
-    holds it (after putting back the files a killed one left half written), else the ref."""
+    holds it (after putting back the files a killed one left half written), else the ref.
+    `slug`: the mission whose merge moves it (named in the hint of a refusal)."""
     from kitty.adapters.gitrepair import undo_checkout
 
     holder = git.worktree_of(target)
@@ -78,7 +85,7 @@ def fast_forward(git: Any, target: str, start: str, to: str) -> None:
     if status != 0:
         raise GitError(
             f"cannot fast-forward {target} in {holder}: {(out or err).strip()[:200]}",
-            "commit or stash the local changes there, then `kitty merge --resume`",
+            f"commit or stash the local changes there, then `{merge_command(slug, '--resume')}`",
         )
 
 

@@ -22,6 +22,7 @@ from kitty.mission.mergetree import (
     drop_worktree,
     ensure_worktree,
     fast_forward,
+    merge_command,
     registered,
     remove_merged_lane,
     rewind,
@@ -120,7 +121,7 @@ def dry_run(mission: Mission) -> dict[str, Any]:
 class MergeConflict(GitError):
     code = "merge_conflict"
 
-    def __init__(self, step: dict[str, Any], files: list[str], worktree: Path) -> None:
+    def __init__(self, step: dict[str, Any], files: list[str], worktree: Path, slug: str) -> None:
         what = (
             f"lane {step['lane_id']}"
             if step["kind"] == "lane"
@@ -128,8 +129,9 @@ class MergeConflict(GitError):
         )
         super().__init__(
             f"merging {what} conflicts on: {', '.join(files)}",
-            f"resolve the files in {worktree}, `git add` them, then run `kitty merge --resume`; "
-            "or `kitty merge --abort` to go back. Your checkout was not touched.",
+            f"resolve the files in {worktree}, `git add` them, then run "
+            f"`{merge_command(slug, '--resume')}`; or `{merge_command(slug, '--abort')}` to go "
+            "back. Your checkout was not touched.",
         )
         self.files = files
 
@@ -178,7 +180,8 @@ def _start(
     if state_file.is_file():
         raise GuardRefused(
             "a merge of this mission is already in progress",
-            "run `kitty merge --resume` or `kitty merge --abort`",
+            f"run `{merge_command(mission.slug, '--resume')}` or "
+            f"`{merge_command(mission.slug, '--abort')}`",
         )
     _preflight(mission)
     path = contain.check(_merge_path(mission))  # no `.worktrees` symlink on the way
@@ -188,7 +191,8 @@ def _start(
     if path.exists():
         raise GitError(
             f"{path} already exists (a merge killed before it saved its state)",
-            "run `kitty merge --abort` to remove it, then `kitty merge` again",
+            f"run `{merge_command(mission.slug, '--abort')}` to remove it, then "
+            f"`{merge_command(mission.slug)}` again",
         )
     state = {
         "steps": plan(mission),
@@ -240,7 +244,7 @@ def _run(
                 wt.run("commit", "--quiet", "--no-edit")
             else:
                 wt.run("commit", "--quiet", "-m", _message(mission, step))
-            _after_step(git, wt, state, step, state_file)
+            _after_step(mission.slug, git, wt, state, step, state_file)
             state["next"] += 1
             _save(state_file, state)
     while state["next"] < len(state["steps"]):
@@ -251,8 +255,8 @@ def _run(
             step["branch"], _message(mission, step), squash=squash and step["kind"] == "target"
         )
         if not outcome.ok:
-            raise MergeConflict(step, outcome.conflicts, wt.path)
-        _after_step(git, wt, state, step, state_file)
+            raise MergeConflict(step, outcome.conflicts, wt.path, mission.slug)
+        _after_step(mission.slug, git, wt, state, step, state_file)
         state["next"] += 1
         _save(state_file, state)
     return _finish(mission, git, wt, state, state_file)
@@ -265,7 +269,7 @@ def _message(mission: Mission, step: dict[str, Any]) -> str:
 
 
 def _after_step(
-    git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any], state_file: Path
+    slug: str, git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any], state_file: Path
 ) -> None:
     if step["kind"] == "lane":
         git.set_branch(state["mission_branch"], wt.sha())
@@ -273,7 +277,7 @@ def _after_step(
     result = wt.sha()
     state["target_result"] = result  # a kill inside the fast-forward: resume or abort it
     _save(state_file, state)
-    fast_forward(git, step["target"], state["target_start"], result)
+    fast_forward(git, step["target"], state["target_start"], result, slug)
     state["merge_commit"] = result
 
 

@@ -144,3 +144,19 @@ def test_random_kills_of_a_merge_always_resume_or_abort(tmp_path: Path) -> None:
         merged(repo)
         assert not list((repo / ".git" / "kitty").glob("merge-*.json"))
         assert json.loads(ok(repo, "status", "--json").out)["conflicts"] == []
+
+
+def test_a_merge_hint_works_as_printed_beside_another_mission(repo: Path) -> None:
+    """The commands a refused merge prints name its mission: copied verbatim they work in
+    a repository with several missions (where a bare `kitty merge` has to ask which)."""
+    accepted(repo)
+    ok(repo, "mission", "create", "other")
+    git(repo, "worktree", "add", "--quiet", "--detach", MERGE_TREE, "main")
+    stuck = kitty(repo, "merge", "--mission", "demo-01ABCDEF")
+    printed = re.findall(r"`kitty (merge[^`]*)`", stuck.err)
+    assert stuck.code == 1 and len(printed) == 2, stuck.err
+    assert "nothing was merged" in ok(repo, *printed[0].split()).out  # the abort
+    ok(repo, *printed[1].split())  # `kitty merge` again
+    board = ok(repo, "status", "--mission", "demo-01ABCDEF", "--json").json()
+    assert {w["lane"] for w in board["work_packages"]} == {"done"}
+    assert (repo / "src" / "alpha.py").is_file() and not (repo / MERGE_TREE).exists()

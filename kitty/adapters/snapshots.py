@@ -394,3 +394,11 @@ def _thaw(stored: Any) -> Any:
         exc.__dict__.update(state)
         return exc
     return stored
+
+
+# -- for the other disposable caches of a mission (kitty.adapters.statusparts) --------
+
+fingerprint = _fingerprint
+code_key = _code_key
+read_pickle = _read_pickle
+write_pickle = _write_pickle

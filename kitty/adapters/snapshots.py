@@ -38,11 +38,13 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.core.log.events import Annotation, LogWarning, Other, Transition
+from kitty.core.log.idset import IdSet
 from kitty.core.log.read import ORDER, parse_log, scan_log
 from kitty.core.log.state import Board, extend, fold
 from kitty.core.record import Record
 
-FORMAT = 3  # 3: records instead of dataclasses (LogState and Config pickle as cls(*values))
+#: 3: records, not dataclasses (LogState and Config pickle as cls(*values)); 4: ids as a blob
+FORMAT = 4
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024
@@ -268,14 +270,14 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
         return state
 
 
-def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, set[str]] | None:
+def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, IdSet] | None:
     """Fold the appended tail onto the snapshot, or None when a full replay is needed."""
     if not tail.endswith(b"\n"):
         return None  # a torn last line: a full read reports it
     ids = _read_pickle(ids_path)
-    if not isinstance(ids, tuple) or ids[0] != snap["token"]:
+    if not isinstance(ids, tuple) or len(ids) != 3 or ids[0] != snap["token"]:
         return None
-    seen: set[str] = ids[1]
+    seen = IdSet(packed=(ids[1], ids[2]))
     board: Board = snap["board"]
     grown = fold_tail(board, seen, tail, snap["lines"] + 1)
     if grown is None:
@@ -284,7 +286,7 @@ def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, 
 
 
 def fold_tail(
-    board: Board, seen: set[str], tail: bytes, first_line: int
+    board: Board, seen: set[str] | IdSet, tail: bytes, first_line: int
 ) -> tuple[list[Transition | Annotation], list[LogWarning]] | None:
     """Fold whole log lines appended after `board` was built onto it (in place), adding
     their event ids to `seen` (the ids already folded): the new events in replay order
@@ -315,14 +317,15 @@ def _save(
     meta_path: Path,
     ids_path: Path,
     state: LogState,
-    ids: set[str],
+    ids: set[str] | IdSet,
     handle: Any,
     st: os.stat_result,
     offset: int,
     lines: int,
 ) -> None:
     token = os.urandom(8).hex()
-    _write_pickle(ids_path, (token, ids))
+    blob, starts = (ids if isinstance(ids, IdSet) else IdSet(ids)).packed()
+    _write_pickle(ids_path, (token, blob, starts))
     _write_pickle(
         meta_path,
         {

@@ -141,7 +141,12 @@ class Mission(Record):
     def wp_names(self) -> dict[str, str]:
         """WP id -> file name, from file names alone (no parsing)."""
         names: dict[str, str] = {}
-        for name, _ in self.wp_listing:
+        listed = (
+            [name for name, _ in self.wp_listing]
+            if "wp_listing" in self.__dict__
+            else specs.wp_file_names(self.dir / "tasks")  # no stat of every file (a move)
+        )
+        for name in listed:
             wp_id = wp_id_from_filename(name)
             if wp_id and wp_id not in names:
                 names[wp_id] = name

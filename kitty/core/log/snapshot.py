@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from kitty.core import lanes
@@ -18,6 +19,7 @@ def sort_ids(ids: Any) -> list[str]:
     return sorted(ids, key=_id_key)
 
 
+@lru_cache(maxsize=1 << 16)  # the same ids are sorted several times a command
 def _id_key(wp_id: str) -> tuple[int, str]:
     number = wp_number(wp_id)
     return (number if number is not None else 1 << 30, wp_id)

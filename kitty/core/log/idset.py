@@ -67,16 +67,23 @@ class IdSet:
         yield from self._added
 
     def packed(self) -> tuple[bytes, bytes]:
-        """(every id sorted, each followed by a newline; the offsets of the lines)."""
-        keys = sorted({_encode(i) for i in self._added} | set(self._old()))
-        starts = array("Q", [0])
-        total = 0
-        for key in keys:
-            total += len(key) + 1
-            starts.append(total)
-        if sys.byteorder == "big":
-            starts.byteswap()
-        return b"".join(k + b"\n" for k in keys), starts.tobytes()
+        """`pack` of every id (those of the blob and those added)."""
+        return pack(self._added.union(self._old()) if len(self._sorted) else self._added)
 
-    def _old(self) -> list[bytes]:
-        return [self._sorted[i] for i in range(len(self._sorted))]
+    def _old(self) -> list[str]:
+        return [self._sorted[i].decode("utf-8", "surrogatepass") for i in range(len(self._sorted))]
+
+
+def pack(ids: Iterable[str]) -> tuple[bytes, bytes]:
+    """(the ids sorted, each followed by a newline; the offsets of the lines). Built from
+    one sorted list of the ids (UTF-8 keeps code-point order), no copy of the set."""
+    keys = sorted(ids)
+    blob = ("\n".join(keys) + "\n").encode("utf-8", "surrogatepass") if keys else b""
+    starts = array("Q", [0])
+    total = 0
+    for key in keys:
+        total += (len(key) if key.isascii() else len(_encode(key))) + 1
+        starts.append(total)
+    if sys.byteorder == "big":
+        starts.byteswap()
+    return blob, starts.tobytes()

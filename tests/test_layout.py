@@ -14,6 +14,7 @@ ROOT = Path(kitty.__file__).parent
 # Lowest first: a package may import itself and the packages before it, never one after.
 ORDER = (
     "core",
+    "grammar",
     "adapters",
     "mission",
     "agents",

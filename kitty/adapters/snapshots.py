@@ -44,8 +44,9 @@ from kitty.core.log.state import Board, fold
 from kitty.core.log.stream import fold_chunks, fold_tail
 from kitty.core.record import Record
 
-#: 3: records, not dataclasses (LogState and Config pickle as cls(*values)); 4: ids as a blob
-FORMAT = 4
+#: 3: records, not dataclasses (LogState and Config pickle as cls(*values));
+#: 4: WPState.usage; 5: ids as a blob
+FORMAT = 5
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024

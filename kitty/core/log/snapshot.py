@@ -170,4 +170,5 @@ def wp_view(
         ),
         "reason": st.last_reason if st.lane in (lanes.BLOCKED, lanes.CANCELED) else None,
         "gate": gate_view(st.scalars),
+        "usage": st.usage,  # what the sprint's agent runs on it cost (kitty's own)
     }

@@ -15,6 +15,7 @@ from kitty.adapters.files import dump_json
 from kitty.adapters.specs import load_meta
 from kitty.core.log.snapshot import materialize
 from kitty.core.log.state import replay
+from kitty.mission.workspace import Mission
 from tests.cli.test_snapshot_cache import SLUG, WEIGHTED, Ops
 from tests.helpers import git, kitty, make_mission
 
@@ -71,3 +72,19 @@ def test_status_json_of_a_new_wp_and_of_an_unknown_one(repo: Path) -> None:
         path.write_bytes(b"garbage")
     kitty(repo, "move", "WP03", "claimed", "--agent", "claude")
     assert (mission / "status.json").read_text() == replayed(mission)
+
+
+def test_status_json_after_an_agent_run_annotation(repo: Path) -> None:
+    """The sprint records each agent run's usage as an annotation (summed into the WP's
+    `usage`): written after a move that kept its parts, status.json is still the replay."""
+    wps = [{"wp_id": f"WP0{i}", "title": f"Module {i}"} for i in range(1, 4)]
+    mission = make_mission(repo, slug=SLUG, wps=wps)
+    kitty(repo, "move", "WP01", "claimed", "--agent", "claude")
+    kitty(repo, "move", "WP02", "claimed", "--agent", "claude")
+    run = {"role": "implement", "usage": {"input_tokens": 120, "output_tokens": 30}}
+    for _ in range(2):
+        opened = Mission.open(repo, SLUG)
+        event = opened.annotation("WP02", "claude", {"agent_run": run})
+        opened.record(lambda board, event=event: [event])
+    assert (mission / "status.json").read_text() == replayed(mission)
+    assert '"input_tokens": 240' in kitty(repo, "status", "--json").out

@@ -66,6 +66,7 @@ bench: $(STAMP)  ## median wall and CPU times of an installed (non-editable) kit
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	$(BIN)/python benchmarks/bench.py --kitty .bench-venv/bin/kitty
 	$(BIN)/python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty
+	$(BIN)/python benchmarks/schedule.py
 
 clean:
 	rm -rf $(VENV) .oracle-venv .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache

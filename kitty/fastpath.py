@@ -15,7 +15,9 @@ spellings:
     kitty [-C DIR] mcp
 
 (`--mission` also as `-m` or `--mission=M`, `--agent` as `-a` or `--agent=A`) and
-runs the same service calls and output functions as the click commands.
+runs the same service calls and output functions as the click commands. The parse table
+of each command is derived from its declaration in kitty/grammar.py (`table`), the one
+place click's options and the MCP tool's schema come from too.
 Anything else (--help, --remote, --review-feedback-file, an unknown or repeated
 option, a value that starts with `-`, a -C that is not a directory) returns None
 before anything is read, and the full click CLI handles the command as usual.
@@ -30,43 +32,36 @@ from __future__ import annotations
 
 import os
 
-from kitty.core.lanes import SUBTASK_STATUSES
+from kitty import grammar
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_VALUED = {
-    "--mission": "mission",
-    "-m": "mission",
-    "--agent": "agent",
-    "-a": "agent",
-    "--note": "note",
-    "--to": "to",
-    "--status": "status",
-    "--wp": "only",
-}
-_FLAGS = {"--json": "json", "--claim": "claim", "--force": "force"}
-_MOVE = {"mission", "agent", "note", "force", "json"}
-#: command words -> (positional argument names (`*name`: any number of them), option
-#: names, required options with their allowed values (None: any), the click-free body,
-#: and whether it writes: False, True, or the option that makes it a write). A read
-#: whose error is not one of kitty's own is redone by click; a write never runs twice.
-_COMMANDS: dict[tuple[str, ...], tuple[Any, ...]] = {
-    ("status",): ((), {"mission", "json"}, {}, "status", False),
-    ("next",): ((), {"mission", "agent", "json", "claim"}, {}, "next_", "claim"),
-    # the lane as LANE or as --to LANE
-    ("move",): (("wp", "to"), _MOVE | {"to"}, {"to": None}, "move", True),
-    ("agent", "tasks", "move-task"): (("wp",), _MOVE | {"to"}, {"to": None}, "move", True),
-    ("mcp",): ((), set(), {}, "mcp", None),  # the MCP server: a client waits for its start-up
-    ("agent", "tasks", "mark-status"): (
-        ("*tasks",),
-        {"status", "only", "mission", "agent", "json"},
-        {"status": SUBTASK_STATUSES},
-        "mark_status",
-        True,
-    ),
-}
+    #: a command's parse table: option spelling -> (name, takes a value); the positional
+    #: arguments' names in order (`*name`: any number of them); the required options
+    #: with their allowed values (None: any)
+    Table = tuple[dict[str, tuple[str, bool]], tuple[str, ...], dict[str, Any]]
+
+
+def table(command: grammar.Command) -> Table:
+    """The fast path's parse table of `command`, from its declaration (kitty/grammar.py):
+    only the parameters the fast route takes; anything else is left to click."""
+    spelled: dict[str, tuple[str, bool]] = {}
+    positional: list[str] = []
+    required: dict[str, Any] = {}
+    for param in command.on(grammar.FAST):
+        if not param.flags:
+            positional.append(
+                ("*" if param.kind == grammar.LIST else "") + (param.fills or param.name)
+            )
+        for flag in param.flags:
+            spelled[flag] = (param.name, param.kind != grammar.FLAG)
+        if param.required:
+            required[param.name] = param.choices if param.checked else None
+        if param.fills:
+            required[param.fills] = None  # the argument or its option: one of the two
+    return spelled, tuple(positional), required
 
 
 def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
@@ -85,11 +80,11 @@ def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None
         args = args[2:]
         if not directory or not os.path.isdir(directory):
             return None  # click reports it
-    words = next((w for w in _COMMANDS if tuple(args[: len(w)]) == w), None)
+    words = next((w for w in grammar.COMMANDS if tuple(args[: len(w)]) == w), None)
     if words is None:
         return None
-    positional, allowed, required = _COMMANDS[words][:3]
-    options = _options(args[len(words) :], positional, allowed)
+    spelled, positional, required = table(grammar.COMMANDS[words])
+    options = _options(args[len(words) :], spelled, positional)
     if options is None or any(
         options.get(name) is None or (choices is not None and options[name] not in choices)
         for name, choices in required.items()
@@ -103,9 +98,9 @@ def parse(argv: list[str]) -> tuple[tuple[str, ...], str, dict[str, Any]] | None
 
 
 def _options(
-    rest: list[str], positional: tuple[str, ...], allowed: set[str]
+    rest: list[str], spelled: dict[str, tuple[str, bool]], positional: tuple[str, ...]
 ) -> dict[str, Any] | None:
-    variadic = positional[:1] == ("*tasks",)
+    variadic = positional[:1] != () and positional[0].startswith("*")
     options: dict[str, Any] = {}
     values: list[str] = []
     index = 0
@@ -113,20 +108,21 @@ def _options(
     while index < len(rest):
         word = rest[index]
         index += 1
-        if word in _FLAGS:
-            name, value = _FLAGS[word], True
-        elif word.startswith("--") and "=" in word and word.split("=", 1)[0] in _VALUED:
-            flag, value = word.split("=", 1)
-            name = _VALUED[flag]
-        elif word in _VALUED and index < len(rest) and not rest[index].startswith("-"):
-            name, value = _VALUED[word], rest[index]
+        flag, _, inline = word.partition("=")
+        name, valued = spelled.get(word, spelled.get(flag, ("", False)))
+        if word in spelled and not valued:
+            value = True
+        elif word != flag and valued and flag.startswith("--"):
+            value = inline
+        elif word in spelled and index < len(rest) and not rest[index].startswith("-"):
+            value = rest[index]
             index += 1
         elif word and not word.startswith("-") and (variadic or len(values) < len(positional)):
             values.append(word)
             continue
         else:
             return None  # --help, --, an unknown option or argument: click's to explain
-        if name not in allowed or name in options or value == "":
+        if name in options or value == "":
             return None
         options[name] = value
     if variadic:
@@ -147,8 +143,9 @@ def run(argv: list[str], freeze: bool = False) -> int | None:
     if parsed is None:
         return None
     words, cwd, options = parsed
-    body, writes = _COMMANDS[words][3:]
-    as_json = bool(options.get("json"))
+    command = grammar.COMMANDS[words]
+    body, writes = command.body, command.writes
+    as_json = bool(options.get("as_json"))
     if body == "status" and _served(cwd, options, as_json):
         return 0
     if body == "next_" and not options.get("claim") and _served(cwd, options, as_json, True):
@@ -162,7 +159,7 @@ def run(argv: list[str], freeze: bool = False) -> int | None:
     try:
         from kitty import hot
 
-        return int(getattr(hot, body)(cwd, **_arguments(body, options)))
+        return int(getattr(hot, body)(cwd, **_arguments(command, options)))
     except BrokenPipeError:
         return 0
     except Exception as exc:
@@ -185,30 +182,19 @@ def _served(cwd: str, options: dict[str, Any], as_json: bool, next_: bool = Fals
         return False  # a cache problem is a miss
 
 
-def _arguments(body: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The body's keyword arguments from the parsed options."""
-    given = {"mission": options.get("mission"), "as_json": bool(options.get("json"))}
-    if body == "status":
-        return given | {"cache": True}
-    if body == "next_":
-        claim = bool(options.get("claim"))
-        return given | {"agent": options.get("agent"), "claim": claim, "cache": not claim}
-    if body == "mcp":
-        return {}
-    if body == "mark_status":
-        return given | {
-            "tasks": options["tasks"],
-            "status_": options["status"],
-            "agent": options.get("agent"),
-            "wp": options.get("only"),
-        }
-    return given | {
-        "wp": options["wp"],
-        "to": options["to"],
-        "agent": options.get("agent"),
-        "note": options.get("note"),
-        "force": bool(options.get("force")),
+def _arguments(command: grammar.Command, options: dict[str, Any]) -> dict[str, Any]:
+    """The body's keyword arguments: each parameter the fast route takes, given or its
+    default; a read keeps its printed bytes for the next identical command."""
+    given = {
+        param.name: options.get(param.name, False if param.kind == grammar.FLAG else None)
+        for param in command.on(grammar.FAST)
+        if not param.fills
     }
+    if isinstance(command.writes, str):  # a read unless that flag is given
+        given["cache"] = not given[command.writes]
+    elif command.writes is False:
+        given["cache"] = True
+    return given
 
 
 def _kitty_error(exc: Exception) -> bool:

@@ -20,6 +20,7 @@ ROOT = Path(kitty.__file__).parent
 # never one after. Every top-level module and package of kitty/ is here or in LEAVES.
 ORDER = (
     "core",
+    "grammar",
     "adapters",
     "output",
     "exits",

@@ -1,4 +1,5 @@
-"""Options declared once, and how a command finds its mission."""
+"""click's side of the declared parameters (kitty/grammar.py), and how a command finds
+its mission."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from kitty import grammar
 
 if TYPE_CHECKING:
     from kitty.mission.workspace import Mission
@@ -21,27 +24,50 @@ def cwd(ctx: click.Context) -> Path:
     return Path(root.params.get("directory") or os.getcwd())
 
 
-def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1).")(func)
+def click_param(param: grammar.Param) -> Callable[[F], F]:
+    """click's argument or option for a declared parameter (kitty/grammar.py)."""
+    if not param.flags:
+        many = param.kind == grammar.LIST
+        return click.argument(
+            param.name, metavar=param.metavar, required=param.required, nargs=-1 if many else 1
+        )
+    given: dict[str, Any] = {"help": param.help}
+    if param.kind == grammar.FLAG:
+        given["is_flag"] = True
+    else:
+        given["metavar"] = param.metavar
+    if param.required:
+        given["required"] = True
+    if param.kind == grammar.PATH:
+        given["type"] = click.Path(dir_okay=False, path_type=Path)
+    elif param.choices is not None and param.checked:
+        given["type"] = click.Choice(param.choices)
+    return click.option(*param.flags, param.name, **given)
 
 
-def mission_option(func: F) -> F:
-    return click.option(
-        "--mission",
-        "-m",
-        metavar="MISSION",
-        help="Mission slug or unique prefix (default: $KITTY_MISSION, else the mission of "
-        "the lane worktree/branch you are in, else the only one).",
-    )(func)
+def declared(command: grammar.Command) -> Callable[[F], F]:
+    """Every parameter of a hot command the CLI takes, in its declared (help) order."""
+
+    def apply(func: F) -> F:
+        for param in reversed(command.on(grammar.CLI)):
+            func = click_param(param)(func)
+        return func
+
+    return apply
 
 
-def agent_option(func: F) -> F:
-    return click.option(
-        "--agent",
-        "-a",
-        metavar="NAME",
-        help="Who acts (default: $KITTY_AGENT, config `identity`, git user.name, `user`).",
-    )(func)
+def hot_call(ctx: click.Context, command: grammar.Command, params: dict[str, Any]) -> int:
+    """Run the hot command's body (kitty/hot.py) with click's parsed parameters: the
+    same keywords the fast path passes (a list of arguments as a list)."""
+    from kitty import hot
+
+    given = {name: list(v) if isinstance(v, tuple) else v for name, v in params.items()}
+    return int(getattr(hot, command.body)(str(cwd(ctx)), **given))
+
+
+json_option = click_param(grammar.JSON)
+mission_option = click_param(grammar.MISSION)
+agent_option = click_param(grammar.AGENT)
 
 
 def open_mission(ctx: click.Context, name: str | None) -> Mission:

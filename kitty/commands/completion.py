@@ -120,6 +120,7 @@ def subtasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
 BY_NAME: dict[str, Completer] = {
     "mission": missions,
     "wp_id": wp_ids,
+    "wp": wp_ids,  # the hot commands' WP (kitty/grammar.py names it as kitty.hot does)
     "to": lanes,
     "lane": lanes,  # `kitty move WP LANE` (and `wp search --lane`)
     "agent": agents,
@@ -128,6 +129,7 @@ BY_NAME: dict[str, Completer] = {
     "arbiter": agents,
     "intended_reviewer": agents,
     "task_ids": subtasks,
+    "tasks": subtasks,
 }
 
 

@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from kitty.commands.base import agent_option, cwd, json_option, mission_option, open_mission
+from kitty import grammar
+from kitty.commands.base import declared, hot_call, json_option, mission_option, open_mission
 from kitty.output import emit
 
 
 @click.command("next")
-@agent_option
-@mission_option
-@click.option(
-    "--claim",
-    is_flag=True,
-    help="Atomically claim the chosen WP (implement/fix → claimed, review → in_review).",
-)
-@click.option(
-    "--remote",
-    metavar="REMOTE",
-    help="With --claim: claim through this git remote (compare-and-swap on "
-    "kitty/coord/<mission>), so one machine wins each WP.",
-)
-@json_option
+@declared(grammar.NEXT)
 @click.pass_context
-def next_(
-    ctx: click.Context,
-    agent: str | None,
-    mission: str | None,
-    claim: bool,
-    remote: str | None,
-    as_json: bool,
-) -> int:
+def next_(ctx: click.Context, /, **params: Any) -> int:
     """Tell an agent its exact next step. Reads only, unless --claim.
 
     Actions: implement, review, fix, arbiter, accept, merge, done, wait, blocked.
@@ -42,11 +25,9 @@ def next_(
       kitty next --agent codex --claim --json
       kitty next --agent codex --claim --remote origin
     """
-    from kitty import hot
-
-    if remote and not claim:
+    if params["remote"] and not params["claim"]:
         raise click.UsageError("--remote needs --claim (a plain `kitty next` only reads)")
-    return hot.next_(str(cwd(ctx)), mission, agent, as_json, claim, remote)
+    return hot_call(ctx, grammar.NEXT, params)
 
 
 @click.command("lanes")

@@ -7,18 +7,15 @@ kitty.mcp.server lists them and checks each call's arguments against them.
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from kitty.core import lanes as _lanes
+from kitty import grammar
+from kitty.core.lanes import LANES as _LANES
 
-#: The lane enum of `move.to` and `wp_search.lane`: kitty's lanes with `doing` beside
-#: `in_progress` (the alias Spec Kitty's skills use).
-LANES = tuple(
-    name
-    for lane in _lanes.LANES
-    for name in (lane, *(alias for alias, to in _lanes.ALIASES.items() if to == lane))
-)
+#: The lane enum of `move.to` (kitty/grammar.py): with `doing`, the alias of `in_progress`.
+LANES = grammar.LANES
 
 
 def _text(description: str) -> dict[str, Any]:
@@ -37,12 +34,22 @@ def _choice(values: tuple[str, ...], description: str) -> dict[str, Any]:
     return {"type": "string", "enum": list(values), "description": description}
 
 
-MISSION = _text("Mission slug or unique prefix; default: $KITTY_MISSION, else the only mission.")
-AGENT = _text(
-    "Who acts (recorded in every event); default: $KITTY_AGENT, the config's identity, "
-    "git's user.name."
-)
-WP = _text("Work package id: WP03, WP3 or 3.")
+def schema(param: grammar.Param) -> dict[str, Any]:
+    """A declared parameter's JSON schema (kitty/grammar.py), its help in the tools'
+    spelling: `--self-review-fallback` is `self_review_fallback` here."""
+    text = param.tool_help or re.sub(
+        r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), param.help
+    )
+    if param.kind == grammar.FLAG:
+        return _flag(text)
+    if param.kind == grammar.LIST:
+        return _list(text)
+    return _choice(param.choices, text) if param.choices else _text(text)
+
+
+MISSION = schema(grammar.MISSION)
+AGENT = schema(grammar.AGENT)
+WP = schema(grammar.WP)
 
 
 @dataclass(frozen=True)
@@ -126,67 +133,49 @@ def _check_encodable(name: str, value: Any) -> None:
             check_encodable(item, name)
 
 
+def declared(
+    command: grammar.Command, description: str, call: str, read_only: bool = False
+) -> Tool:
+    """The tool of a hot command, its schema derived from the command's declaration."""
+    params = command.on(grammar.TOOL)
+    return Tool(
+        str(command.tool),
+        description,
+        call,
+        {p.tool_name: schema(p) for p in params},
+        tuple(p.tool_name for p in params if p.tool_required),
+        read_only,
+        frozenset(p.tool_name for p in params if p.choices and not p.checked),
+    )
+
+
 TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "next",
+    declared(
+        grammar.NEXT,
         """The agent's exact next step (implement, review, fix, arbiter, accept, merge,
         done, wait, blocked) with the commands to run. claim=true atomically claims the
         WP. Same JSON as `kitty next --json`.""",
         "next_step",
-        {
-            "agent": _text("Your agent name, e.g. claude; the step is chosen for it."),
-            "claim": _flag("Claim the chosen WP now (atomic: one agent wins it)."),
-            "mission": MISSION,
-        },
-        ("agent",),
     ),
-    Tool(
-        "status",
+    declared(
+        grammar.STATUS,
         """The board: every WP with its lane, agent, review cycles and what it waits
         for. Same JSON as `kitty status --json`.""",
         "status",
-        {"mission": MISSION},
         read_only=True,
     ),
-    Tool(
-        "move",
+    declared(
+        grammar.MOVE_TASK,
         """Move a WP to another lane, checked against the transition table. Rejecting a
         WP in review needs review_feedback_file or note. Same JSON as
         `kitty move --json`.""",
         "move",
-        {
-            "wp_id": WP,
-            "to": _choice(LANES, "Target lane (doing = in_progress; done comes by merging)."),
-            "agent": AGENT,
-            "note": _text("Why; required with force, and the feedback of a rejection."),
-            "mission": MISSION,
-            "force": _flag("Take any edge of the table (needs a note; counted)."),
-            "review_feedback_file": _text(
-                "Review feedback file (absolute, or relative to the repository) "
-                "when rejecting a WP in review."
-            ),
-            "self_review_fallback": _flag(
-                "With force: approve your own work, recorded as a self-review fallback."
-            ),
-            "intended_reviewer": _text("With self_review_fallback: who should have reviewed."),
-            "reviewer_failure_reason": _text("With self_review_fallback: why they could not."),
-        },
-        ("wp_id", "to"),
-        lenient=frozenset({"to"}),
     ),
-    Tool(
-        "mark_status",
+    declared(
+        grammar.MARK_STATUS,
         """Mark subtasks (T001, T002, …) done, planned or in_progress. Same JSON as
         `kitty agent tasks mark-status --json`.""",
         "mark_status",
-        {
-            "task_ids": _list('Subtask ids, e.g. ["T001", "T002"].'),
-            "status": _choice(("done", "planned", "in_progress"), "Their new status."),
-            "agent": AGENT,
-            "mission": MISSION,
-            "wp_id": _text("Only look in this WP's subtasks (WP03, WP3 or 3)."),
-        },
-        ("task_ids", "status"),
     ),
     Tool(
         "review_submit",
@@ -322,11 +311,13 @@ TOOLS: tuple[Tool, ...] = (
         "wp_search",
         {
             "query": _text('Words that must all appear, e.g. "cart discount".'),
-            "lane": _choice(LANES, "Only WPs in this lane."),
+            # (a WP is never in `doing`; kitty's own check names the lanes)
+            "lane": _choice(_LANES, "Only WPs in this lane."),
             "mission": MISSION,
         },
         ("query",),
         read_only=True,
+        lenient=frozenset({"lane"}),
     ),
     Tool(
         "finalize",

@@ -14,39 +14,36 @@ import json
 import shlex
 from typing import Any
 
-#: One row per command: its words, the tool, the names of its positional arguments (`*`
-#: before a name: every remaining word goes to that list), and its options:
-#: flag -> (parameter, kind) with kind "value", "flag" or "list" (repeatable).
+from kitty import grammar
+
+#: One row per command: its words, the tool, its positional arguments' names (`*name`: every
+#: remaining word) and its options: flag -> (parameter, "value", "flag" or "list" (repeated)).
+Row = tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str, str]]]
 _COMMON = {"--mission": ("mission", "value"), "--agent": ("agent", "value")}
-_MOVE = {
-    **_COMMON,
-    "--to": ("to", "value"),
-    "--note": ("note", "value"),
-    "--force": ("force", "flag"),
-    "--review-feedback-file": ("review_feedback_file", "value"),
-    "--self-review-fallback": ("self_review_fallback", "flag"),
-    "--intended-reviewer": ("intended_reviewer", "value"),
-    "--reviewer-failure-reason": ("reviewer_failure_reason", "value"),
-}
-_WP_EDIT = {
+
+
+def _declared(command: grammar.Command) -> Row:
+    """The row of a hot command, from its declaration (kitty/grammar.py)."""
+    params = command.on(grammar.TOOL)
+    names = {p.name: p.tool_name for p in params}
+    kinds, star = {grammar.FLAG: "flag", grammar.LIST: "list"}, {grammar.LIST: "*"}
+    arguments = [p for p in command.params if not p.flags and (p.fills or p.name) in names]
+    positional = tuple(star.get(p.kind, "") + names[p.fills or p.name] for p in arguments)
+    options = {f: (p.tool_name, kinds.get(p.kind, "value")) for p in params for f in p.flags}
+    return command.words, str(command.tool), positional, options
+
+
+_WP_ADD = {
     "--mission": ("mission", "value"),
     "--title": ("title", "value"),
     "--objective": ("objective", "value"),
     "--owns": ("owns", "list"),
     "--subtask": ("subtasks", "list"),
-    "--remove-subtask": ("remove_subtasks", "list"),
+    "--depends-on": ("depends_on", "list"),
 }
-COMMANDS: tuple[tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str, str]]], ...] = (
-    (("next",), "next", (), {**_COMMON, "--claim": ("claim", "flag")}),
-    (("status",), "status", (), {"--mission": ("mission", "value")}),
-    (("move",), "move", ("wp_id", "to"), _MOVE),
-    (("agent", "tasks", "move-task"), "move", ("wp_id",), _MOVE),
-    (
-        ("agent", "tasks", "mark-status"),
-        "mark_status",
-        ("*task_ids",),
-        {**_COMMON, "--status": ("status", "value"), "--wp": ("wp_id", "value")},
-    ),
+_WP_EDIT = {**_WP_ADD, "--remove-subtask": ("remove_subtasks", "list")}
+COMMANDS: tuple[Row, ...] = (
+    *(_declared(c) for c in grammar.COMMANDS.values() if c.tool),
     (("agent", "action", "implement"), "implement", ("wp_id",), _COMMON),
     (
         ("agent", "action", "review"),
@@ -74,8 +71,8 @@ COMMANDS: tuple[tuple[tuple[str, ...], str, tuple[str, ...], dict[str, tuple[str
     ),
     (("safe-commit",), "safe_commit", ("*paths",), {"-m": ("message", "value")}),
     (("resolve",), "resolve", ("wp_id",), {**_COMMON, "--note": ("note", "value")}),
-    (("wp", "add"), "wp_add", (), {**_WP_EDIT, "--depends-on": ("depends_on", "list")}),
-    (("wp", "edit"), "wp_edit", ("wp_id",), {**_WP_EDIT, "--depends-on": ("depends_on", "list")}),
+    (("wp", "add"), "wp_add", (), _WP_ADD),
+    (("wp", "edit"), "wp_edit", ("wp_id",), _WP_EDIT),
     (("wp", "show"), "wp_show", ("wp_id",), {"--mission": ("mission", "value")}),
     (
         ("finalize",),

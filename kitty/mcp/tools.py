@@ -223,28 +223,11 @@ def safe_commit(
 
 def review_answer(root: Path, wp_id: str, **given: Any) -> dict[str, Any]:
     """`kitty review answer`; `given`: answers, notes, continue, abort, agent, mission."""
-    from kitty.errors import UsageError
-    from kitty.panel.answer import answer
-
-    def pairs(values: list[str], name: str) -> dict[str, str]:
-        out = {}
-        for value in values:
-            key, sep, rest = value.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"{name} {value!r} is not ID=VALUE", f'e.g. {name}=["q1=A"]')
-            out[key.strip()] = rest.strip()
-        return out
+    from kitty.panel.answer import answer_given
 
     mission = _open(root, given.get("mission"))
-    agent = given.get("agent")
-    return _doc(
-        answer(
-            root, mission.slug, wp_id, pairs(given.get("answers") or [], "answers"),
-            pairs(given.get("notes") or [], "notes"), bool(given.get("continue")),
-            lambda _event: None, bool(given.get("abort")),
-            mission.actor(agent) if agent else None,
-        )
-    )  # fmt: skip
+    names = ("answers", "notes", 'e.g. {name}=["q1=A"]')
+    return _doc(answer_given(root, mission, wp_id, given, lambda _event: None, names))
 
 
 def resolve(

@@ -142,7 +142,10 @@ def _opencode_env(home: Path, url: str) -> dict[str, str]:
                         "npm": "@ai-sdk/openai-compatible",
                         "name": "double",
                         "options": {"baseURL": f"{url}/v1", "apiKey": "kitty-test-key"},
-                        "models": {"double-model": {"name": "double-model"}},
+                        "models": {
+                            "double-model": {"name": "double-model"},
+                            "other-model": {"name": "other-model"},  # a model per role
+                        },
                     }
                 },
                 "autoupdate": False,

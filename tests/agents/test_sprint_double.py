@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from kitty.agents.clis import Dispatch, backend_for
+from kitty.agents.reports import cli_of, read_report
 from tests.agents.clis import environment, require
 from tests.agents.double import Action, Script, anthropic, responses
 from tests.agents.double_chat import chat
@@ -141,6 +142,11 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:] + logs
     end = stream[-1]
     assert end["event"] == "end" and end["ok"] and end["merged"], end
+    # each CLI's own tokens (and claude's and opencode's cost), summed per agent (issue 38)
+    for agent in {implementer, reviewer}:
+        assert end["usage"]["by_agent"][agent]["tokens"] > 0, (agent, end["usage"])
+    if "claude" in (implementer, reviewer):
+        assert end["usage"]["by_agent"]["claude"]["cost_usd"] > 0, end["usage"]
 
     # who did what: the implementer did all three and fixed WP02; the other reviewed
     runs = [(e["wp_id"], e["role"], e["agent"]) for e in stream if e["event"] == "dispatch"]
@@ -188,7 +194,7 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
     for name in names:
         require(name)
 
-    def run(name: str) -> tuple[str, list[str], list[bool]]:
+    def run(name: str) -> tuple[str, list[str], list[bool], list[str]]:
         workspace = init_repo(tmp_path / name / "ws")
         script = Forbidden(feedback_dir=tmp_path, workspace=str(workspace))
         prompt = "# Implement WP01 – Thing\n\nDo the work.\n"
@@ -201,17 +207,22 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
         with serve() as double:
             double.responders += [anthropic(script), chat(script), gemini(script)]
             env = {**environment(name, tmp_path / name / "home", double.url), **invocation.env}
-            subprocess.run(
+            done = subprocess.run(
                 invocation.argv, cwd=invocation.cwd, input=invocation.stdin, env=env,
                 capture_output=True, text=True, timeout=150,
             )  # fmt: skip
         print(f"{name}: {time.monotonic() - start:.1f} s, {script.results}")
         made = [(workspace / f).is_file() for f in ("forbidden.txt", "allowed.txt")]
-        return name, script.results, made
+        # what the sprint reads from the CLI's own output (issue 38)
+        report = read_report(cli_of(invocation.argv), done.stdout + done.stderr)
+        return name, script.results, made, report.denials
 
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         outcomes = list(pool.map(run, names))
-    for name, results, made in outcomes:
+    tool = {"claude": "Bash", "gemini": "run_shell_command", "qwen": "run_shell_command",
+            "opencode": "bash"}  # fmt: skip
+    for name, results, made, refused in outcomes:
+        assert refused == [f"{tool[name]}(touch forbidden.txt)"], (name, refused)
         assert len(results) == 3, (name, results)
         assert DENIED.search(results[0]) and not made[0], (name, results)
         assert not DENIED.search(results[1]) and not DENIED.search(results[2]), (name, results)

@@ -136,7 +136,7 @@ def _review_verdict(
             line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
         script.feedback_files.append(str(feedback))
         text = (
-            "The diff does not contain the work.\n"
+            f"The diff does not contain the work. It ran and gave:\n{diff}\n"
             if missing
             else "Say in the file that it was fixed after review.\n"
         )

@@ -49,6 +49,12 @@ def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
+def cycles(repo: Path) -> str:
+    """Every review cycle's feedback (a rejection by the double says what the diff gave)."""
+    found = sorted((repo / "kitty-specs" / SLUG / "tasks").rglob("review-cycle-*.md"))
+    return "".join(f"\n--- {p.parent.name}/{p.name}\n{p.read_text()[-1500:]}" for p in found)
+
+
 def check_prompts_and_commands(
     script: Script, repo: Path, tmp_path: Path, implementer: str, reviewer: str
 ) -> None:
@@ -122,6 +128,8 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
             subprocess.run(
                 ["opencode", "db", "select 1"], env=env, capture_output=True, timeout=120
             )
+        qwen_settings = home / ".qwen" / "settings.json"
+        settings = qwen_settings.read_text() if qwen_settings.exists() else None
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
@@ -135,6 +143,8 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
         for p in sorted(repo.rglob(".kittify/runs/*/*.log"))
     )
     stream = events(done.stdout)
+    # qwen left its settings as written: concurrent first starts do not race on them
+    assert (qwen_settings.read_text() if qwen_settings.exists() else None) == settings
     # kitty's narrowed permissions let every tool call through (edit, git, kitty)
     refused = [r for r in script.results if DENIED.search(r)]
     assert not refused, refused
@@ -153,7 +163,11 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert sorted(runs) == sorted(
         [(w, "implement", implementer) for w in ("WP01", "WP02", "WP02", "WP03")]
         + [(w, "review", reviewer) for w in ("WP01", "WP02", "WP02", "WP03")]
-    ), "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch") + logs
+    ), (
+        "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch")
+        + logs
+        + cycles(repo)
+    )
     check_prompts_and_commands(script, repo, tmp_path, implementer, reviewer)
 
     # the merged result holds each WP's file, WP02 with its fix

@@ -28,8 +28,12 @@ $(ORACLE):
 		--disable-pip-version-check spec-kitty-cli==3.2.7
 	@touch $(ORACLE)
 
-test: $(STAMP) $(ORACLE) lint agent-clis  ## lint, type-check and run the whole suite
-	$(BIN)/python -m pytest
+# The suite runs on every core (pytest-xdist); SERIAL=1 runs it in one process (-n 0),
+# JOBS=N on N workers; PYTEST_ARGS adds options (`PYTEST_ARGS="-p no:randomly"`).
+JOBS ?= auto
+PYTEST_ARGS ?=
+test: $(STAMP) $(ORACLE) lint agent-clis  ## lint, type-check and run the whole suite (SERIAL=1: in one process)
+	$(BIN)/python -m pytest -n $(if $(SERIAL),0,$(JOBS)) --durations=25 $(PYTEST_ARGS)
 
 # The real agent CLIs for tests/agents, at the exact versions of its package-lock.json,
 # from the npm registry only. `npm install --no-save` rather than `npm ci`: the lock
@@ -62,6 +66,7 @@ bench: $(STAMP)  ## median wall and CPU times of an installed (non-editable) kit
 	.bench-venv/bin/python -m pip install --quiet --disable-pip-version-check .
 	$(BIN)/python benchmarks/bench.py --kitty .bench-venv/bin/kitty
 	$(BIN)/python benchmarks/remote_claims.py --kitty .bench-venv/bin/kitty
+	$(BIN)/python benchmarks/schedule.py
 
 clean:
 	rm -rf $(VENV) .oracle-venv .bench-venv .mutation build *.egg-info .pytest_cache .mypy_cache .ruff_cache

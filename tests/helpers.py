@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
+from filelock import FileLock
 
 from kitty.cli import cli
 
@@ -18,6 +22,25 @@ from kitty.cli import cli
 def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
     return done.stdout
+
+
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """A directory that `build(dir)` fills once per test run, however many pytest-xdist
+    workers ask for it (the first builds it under a lock, the others wait and reuse it);
+    the tests only read it. A build that fails leaves nothing: the next asker retries."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above every worker's own
+    target = root / f"once-{name}"
+    with FileLock(f"{target}.lock"):
+        if not (target / ".built").is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            build(target)
+            (target / ".built").touch()
+    return target
 
 
 def init_repo(path: Path, branch: str = "main") -> Path:

@@ -46,9 +46,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@contextmanager
-def git_daemon(base: Path) -> Iterator[str]:
-    """Serve every bare repo under `base` (push enabled) on 127.0.0.1; yield the URL prefix."""
+def _start_daemon(base: Path) -> tuple[subprocess.Popen[bytes], int] | None:
+    """`git daemon` on a free port, once it accepts connections; None when it exited
+    first (another process took the port between the OS handing it out and the bind)."""
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -69,18 +69,34 @@ def git_daemon(base: Path) -> Iterator[str]:
         # outlives the test.
         start_new_session=True,
     )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, port
+        except OSError:
+            time.sleep(0.05)
+    _stop(proc)
+    return None
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[str]:
+    """Serve every bare repo under `base` (push enabled) on 127.0.0.1; yield the URL prefix."""
+    for _ in range(5):
+        started = _start_daemon(base)
+        if started is not None:
+            break
+    else:
+        raise RuntimeError("git daemon did not start")
+    proc, port = started
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("git daemon did not start")
         yield f"git://127.0.0.1:{port}"
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        _stop(proc)

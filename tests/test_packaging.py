@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import kitty
-from tests.helpers import init_repo
+from tests.helpers import init_repo, once_per_run
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (
@@ -50,25 +50,29 @@ def _env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    src = tmp_path_factory.mktemp("src")
+def _build(src: Path) -> None:
     for name in SOURCES:
         path = ROOT / name
         if path.is_dir():
             shutil.copytree(path, src / name, ignore=_IGNORE)
         else:
             shutil.copy2(path, src / name)
-    out = src / "dist"
     done = subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(src / "dist"), str(src)],
         capture_output=True,
         text=True,
         env=_env(),
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return out, done.stdout + done.stderr
+    (src / "build.log").write_text(done.stdout + done.stderr)
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The sdist and wheel (and the build's output), built once per run and only read."""
+    src = once_per_run(tmp_path_factory, "dist", _build)
+    return src / "dist", (src / "build.log").read_text()
 
 
 def test_build_prints_no_warning(dist: tuple[Path, str]) -> None:

@@ -71,6 +71,7 @@ def test_shell_blocks_are_found() -> None:
     assert shell_blocks(text) == [(2, "kitty status")]
 
 
+@pytest.mark.timeout(300)  # every example of the README: ~1 min idle, 2 at load 12
 def test_readme_runs_top_to_bottom(tmp_path: Path) -> None:
     blocks = shell_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
     assert len(blocks) >= 10, "the README lost its examples"

@@ -174,6 +174,34 @@ def gate_delta(code: int | None, failures: int) -> dict[str, Any]:
     return gate.delta(run, failures, gate.LANE, ["WP09"] if failures else [])
 
 
+def agent_run(tape: Tape) -> dict[str, Any]:
+    """A sprint's record of one agent run (kitty.sprint.outcomes.run_record, issue 38)."""
+    return {
+        "run": "20261207T120000Z-42",
+        "role": tape.choice(["implement", "review"]),
+        "agent": tape.choice(["claude", "codex"]),
+        "cli": tape.choice(["claude", "codex", None]),
+        "model": tape.choice(["claude-kitty-test", None]),
+        "cycle": 1 + tape.pick(3),
+        "outcome": "exit 1: API Error: 401 [auth]",
+        "ok": tape.chance(2),
+        "exit_code": tape.choice([0, 1, None]),
+        "error": tape.choice([None, "Invalid API key · Fix external API key"]),
+        "error_kind": tape.choice([None, "auth", "rate_limit"]),
+        "denials": tape.choice([[], ["Bash(touch x\\ny)", "Write(/tmp/out.txt)"]]),
+        "verify_refused": tape.choice([[], ["Bash(make test)"]]),
+        "usage": {
+            "input_tokens": tape.pick(900),
+            "output_tokens": 12,
+            "cost_usd": 0.0123,
+            "turns": 2,
+            "api_ms": 850,
+            "seconds": 3.5,
+        },
+        "log": "/r/.kittify/runs/x/WP01-implement-1.log",
+    }
+
+
 def annotation(tape: Tape, wp: str, clock: list[int]) -> dict[str, Any]:
     delta: dict[str, Any] = {}
     if tape.chance(2):
@@ -188,6 +216,8 @@ def annotation(tape: Tape, wp: str, clock: list[int]) -> dict[str, Any]:
         delta["shell_pid"] = 4242
     if tape.chance(4):  # the test gate's result, as kitty verify / the sprint / the queue write it
         delta.update(gate_delta(tape.choice([0, 1, None]), tape.pick(3)))
+    if tape.chance(4):  # the sprint's record of an agent run: refused calls, error, usage
+        delta["agent_run"] = agent_run(tape)
     return {
         "event_id": tape.ulid(),
         "kind": "annotation",

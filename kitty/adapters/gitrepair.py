@@ -10,6 +10,11 @@
   index: killed in between, a teammate's new files are left untracked, and every later
   merge refuses to overwrite them. Repair: delete an untracked file only when it is
   byte for byte the upstream's version of a file HEAD lacks (the merge brings it back).
+* **A fast-forward's checkout half done.** `git merge --ff-only` writes the work tree
+  and the index before it moves the branch: killed in between, some of the new
+  commit's files are written (and maybe the index) while HEAD is still the old commit.
+  Repair: when every file the two commits differ on holds the old or the new version
+  (or is missing), put them back at the old one (the fast-forward writes them again).
 * **A kitty commit killed with its git.** kitty records its pid in `.git/kitty/commit.pid`
   for the length of each auto-commit; the record left by a dead pid means the git locks
   in the repository are that commit's (once no git process runs here), whatever their age.
@@ -101,6 +106,61 @@ def merge_leftovers(git: Git, upstream: str) -> list[str]:
     return [
         p for p, sha in zip(candidates, ours, strict=False) if theirs[p] == sha and p not in in_head
     ]
+
+
+def _worktree_blobs(git: Git, paths: list[str]) -> dict[str, str | None]:
+    """The blob id each path's work-tree file would have (None: no file)."""
+    found: dict[str, str | None] = {}
+    files = []
+    for path in paths:
+        full = git.path / path
+        if os.path.islink(full):
+            target = os.fsencode(os.readlink(full))
+            found[path] = git.status("hash-object", "--stdin", stdin=target)[1].strip()
+        elif full.is_file():
+            files.append(path)
+        else:
+            found[path] = None
+    if files:
+        code, out, _ = git.status("hash-object", "--", *files)
+        found.update(zip(files, out.split() if code == 0 else [""] * len(files), strict=False))
+    return found
+
+
+def _tree_blobs(git: Git, rev: str, paths: list[str]) -> dict[str, str]:
+    code, out, _ = git.status("ls-tree", "-r", "-z", rev, "--", *_literal(paths))
+    found = {}
+    for entry in _names(out) if code == 0 else []:
+        meta, _, path = entry.partition("\t")
+        found[path] = meta.split()[-1]
+    return found
+
+
+def undo_checkout(git: Git, start: str, to: str) -> list[str]:
+    """Put the files `start` and `to` differ on back at `start` (work tree and index),
+    when each holds `start`'s version, `to`'s or nothing: what a `git merge --ff-only
+    start..to` killed before it moved HEAD left. When any holds something else
+    (someone's change) nothing is touched. The paths put back."""
+    code, out, _ = git.status("diff", "--name-only", "-z", "--no-renames", start, to)
+    paths = _names(out) if code == 0 else []
+    if not paths:
+        return []
+    old, new = _tree_blobs(git, start, paths), _tree_blobs(git, to, paths)
+    now = _worktree_blobs(git, paths)
+    if any(now[p] not in (old.get(p), new.get(p), None) for p in paths):
+        return []
+    staged = not git.ok("diff", "--cached", "--quiet", start, "--", *_literal(paths))
+    written = [p for p in paths if now[p] != old.get(p)]
+    if not (staged or written):
+        return []
+    kept = [p for p in paths if p in old]
+    if kept:
+        git.run("checkout", start, "--", *_literal(kept))
+    added = [p for p in paths if p not in old]
+    if added:
+        git.run("rm", "--cached", "--quiet", "--ignore-unmatch", "--", *_literal(added))
+        remove_files(git.path, added)
+    return paths
 
 
 def remove_files(root: Path, paths: list[str]) -> list[str]:

@@ -37,12 +37,16 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import contain
-from kitty.core.log.events import Annotation, LogWarning, Other, Transition
-from kitty.core.log.read import ORDER, parse_log, scan_log
-from kitty.core.log.state import Board, extend, fold
+from kitty.core.log.events import LogWarning
+from kitty.core.log.idset import IdSet, pack
+from kitty.core.log.read import scan_log
+from kitty.core.log.state import Board, fold
+from kitty.core.log.stream import fold_chunks, fold_tail
 from kitty.core.record import Record
 
-FORMAT = 3  # 3: records instead of dataclasses (LogState and Config pickle as cls(*values))
+#: 3: records, not dataclasses (LogState and Config pickle as cls(*values));
+#: 4: WPState.usage; 5: ids as a blob
+FORMAT = 5
 DISABLE_ENV = "KITTY_NO_CACHE"
 #: Re-save the board snapshot once the unsaved tail is this big (bytes).
 RESAVE_TAIL = 256 * 1024
@@ -210,8 +214,6 @@ def _streamed(handle: Any, keep_ids: bool = True) -> tuple[LogState, set[str], i
     """`_full` of the whole file, read a block at a time while the log is in time order
     (memory for the board and the ids, not every line); a log that is not (a merge's
     interleaved lines, a repeated id) is read whole and replayed. Also the size read."""
-    from kitty.core.log.stream import fold_chunks
-
     with gc_paused():
         stream = fold_chunks(iter(lambda: handle.read(STREAM_BLOCK), b""), keep_ids)
     if stream is not None:
@@ -268,14 +270,14 @@ def read_log(path: Path, cache_dir: Path | None, resave_tail: int = RESAVE_TAIL)
         return state
 
 
-def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, set[str]] | None:
+def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, IdSet] | None:
     """Fold the appended tail onto the snapshot, or None when a full replay is needed."""
     if not tail.endswith(b"\n"):
         return None  # a torn last line: a full read reports it
     ids = _read_pickle(ids_path)
-    if not isinstance(ids, tuple) or ids[0] != snap["token"]:
+    if not isinstance(ids, tuple) or len(ids) != 3 or ids[0] != snap["token"]:
         return None
-    seen: set[str] = ids[1]
+    seen = IdSet(packed=(ids[1], ids[2]))
     board: Board = snap["board"]
     grown = fold_tail(board, seen, tail, snap["lines"] + 1)
     if grown is None:
@@ -283,46 +285,19 @@ def _grow(snap: dict[str, Any], tail: bytes, ids_path: Path) -> tuple[LogState, 
     return LogState(board, snap["warnings"] + grown[1]), seen
 
 
-def fold_tail(
-    board: Board, seen: set[str], tail: bytes, first_line: int
-) -> tuple[list[Transition | Annotation], list[LogWarning]] | None:
-    """Fold whole log lines appended after `board` was built onto it (in place), adding
-    their event ids to `seen` (the ids already folded): the new events in replay order
-    and the tail's warnings, or None (nothing changed) when only a full replay can fold
-    them: a torn last line, a repeated event id, or an event older than the board."""
-    if not tail.endswith(b"\n"):
-        return None
-    parsed = parse_log(tail, first_line=first_line)
-    fresh: list[Transition | Annotation] = []
-    new_ids: set[str] = set()
-    for ev in parsed.events:
-        event_id = ev.event_id
-        if event_id:
-            if event_id in seen or event_id in new_ids:
-                return None  # replay drops or flags a repeat: let it
-            new_ids.add(event_id)
-        if not isinstance(ev, Other):
-            fresh.append(ev)
-    fresh.sort(key=ORDER)
-    if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
-        return None  # sorts into the middle of the history: only a replay orders it
-    seen.update(new_ids)
-    extend(board, fresh)
-    return fresh, parsed.warnings
-
-
 def _save(
     meta_path: Path,
     ids_path: Path,
     state: LogState,
-    ids: set[str],
+    ids: set[str] | IdSet,
     handle: Any,
     st: os.stat_result,
     offset: int,
     lines: int,
 ) -> None:
     token = os.urandom(8).hex()
-    _write_pickle(ids_path, (token, ids))
+    blob, starts = ids.packed() if isinstance(ids, IdSet) else pack(ids)
+    _write_pickle(ids_path, (token, blob, starts))
     _write_pickle(
         meta_path,
         {
@@ -394,3 +369,11 @@ def _thaw(stored: Any) -> Any:
         exc.__dict__.update(state)
         return exc
     return stored
+
+
+# -- for the other disposable caches of a mission (kitty.adapters.statusparts) --------
+
+fingerprint = _fingerprint
+code_key = _code_key
+read_pickle = _read_pickle
+write_pickle = _write_pickle

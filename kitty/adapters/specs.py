@@ -36,6 +36,16 @@ def wp_files(tasks_dir: Path) -> list[Path]:
     return [tasks_dir / name for name, _ in stat_wp_files(tasks_dir)]
 
 
+def wp_file_names(tasks_dir: Path) -> list[str]:
+    """The names `stat_wp_files` lists, sorted, from the directory's entries alone (a
+    regular file, or a symlink to one, as there; no stat of every file)."""
+    try:
+        with os.scandir(tasks_dir) as scan:
+            return sorted(e.name for e in scan if wp_id_from_filename(e.name) and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def stat_wp_files(tasks_dir: Path) -> list[tuple[str, os.stat_result]]:
     """(file name, stat) of every WP file, sorted by name (no Path objects: 10k of them cost)."""
     try:

@@ -46,7 +46,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-FORMAT = 2
+FORMAT = 3  # 3: each WP row carries its agent runs' usage
 DISABLE_ENV = "KITTY_NO_CACHE"
 MISSION_ENV = "KITTY_MISSION"
 FOLDER = ".status-views"  # not a mission slug: slugs start with a letter or digit

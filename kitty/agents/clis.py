@@ -47,13 +47,29 @@ class Dispatch:
     extra: Mapping[str, str] = field(default_factory=dict)
     #: The project's verify.* command lines the agent may run too (kitty.agents.grants).
     commands: tuple[str, ...] = ()
+    model: str | None = None  # the model this role runs on (None: the CLI's default)
+
+
+def model_flag(flag: str, d: Dispatch) -> list[str]:
+    """The CLI's own model option, when a model was chosen for this run."""
+    return [flag, d.model] if d.model else []
 
 
 #: What a claude implementer or reviewer may do without asking (`claude -p` denies every
-#: other tool call): read and edit files in its working directory, and run `git` and
-#: `kitty` there. Narrower than `--permission-mode bypassPermissions`, which claude
-#: refuses when run as root anyway.
+#: other tool call): read files, edit and write files in its worktree only (`claude_tools`
+#: scopes Edit and Write to it), and run `git` and `kitty`. Narrower than
+#: `--permission-mode bypassPermissions`, which claude refuses when run as root anyway.
 CLAUDE_TOOLS = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
+
+
+def claude_tools(workspace: str) -> str:
+    """CLAUDE_TOOLS with Edit and Write scoped to `workspace` and below, for implementer
+    and reviewer alike (the review feedback file is inside the worktree too): claude's
+    path rules take `//` for an absolute path (one `/` is relative to its settings file)."""
+    scope = "//" + workspace.lstrip("/").rstrip("/") + "/**"
+    return CLAUDE_TOOLS.replace("Edit,Write", f"Edit({scope}),Write({scope})")
+
+
 #: The same for qwen (its default approval mode denies the rest headless). Its own tool
 #: names: headless, qwen drops the shell and write_file tools from what the model is
 #: offered unless a rule names them so (its Claude-style aliases Bash/Write do not).
@@ -86,9 +102,16 @@ def _claude(d: Dispatch) -> Invocation:
     # claude has no directory flag: the worktree is its cwd. The prompt goes on stdin
     # (an argument is capped at 128 KiB by the kernel, and one starting with "-" would
     # be read as an option).
-    tools = ",".join([CLAUDE_TOOLS, *grants.claude_rules(d.commands)])
     return Invocation(
-        ["claude", "-p", "--output-format", "json", "--allowedTools", tools],
+        [
+            "claude",
+            "-p",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            ",".join([claude_tools(d.workspace), *grants.claude_rules(d.commands)]),
+            *model_flag("--model", d),
+        ],
         d.workspace,
         stdin=d.prompt,
     )
@@ -101,7 +124,7 @@ def _codex(d: Dispatch) -> Invocation:
     # loses the `kitty` the prompt tells it to run.
     argv = [
         "codex", "exec", "--sandbox", "danger-full-access", "-c", "allow_login_shell=false",
-        "-C", d.workspace,
+        "-C", d.workspace, "--json", *model_flag("--model", d),
     ]  # fmt: skip
     if d.role == "review":  # the skill's reviewer line: see the repo, keep the verdict text
         argv += ["--add-dir", d.repo]
@@ -113,12 +136,14 @@ def _codex(d: Dispatch) -> Invocation:
 def _gemini(d: Dispatch) -> Invocation:
     # No directory flag: the worktree is the cwd. --skip-trust trusts it for this session
     # only (in an untrusted folder gemini drops the approval mode back to "default",
-    # which nobody answers headless). The prompt on stdin runs it headless.
+    # which nobody answers headless). The prompt on stdin runs it headless; stream-json
+    # says which tool call its policy refused (its `json` result counts failures only).
     argv = ["gemini", "--skip-trust", "--approval-mode", "default", "--policy", str(GEMINI_POLICY)]
     if d.commands:  # the verify commands: a policy file of their own, beside the prompt
         folder = Path(d.prompt_file).parent
         argv += ["--policy", str(grants.gemini_policy_file(d.commands, folder))]
-    return Invocation([*argv, "--output-format", "json"], d.workspace, stdin=d.prompt)
+    argv += ["--output-format", "stream-json", *model_flag("--model", d)]
+    return Invocation(argv, d.workspace, stdin=d.prompt)
 
 
 def _llxprt(d: Dispatch) -> Invocation:
@@ -129,7 +154,7 @@ def _opencode(d: Dispatch) -> Invocation:
     # `run` reads the message from stdin; its permissions come from OPENCODE_PERMISSION
     # (no --auto: nothing is left to "ask", every rule allows or denies).
     return Invocation(
-        ["opencode", "run", "--dir", d.workspace, "--format", "json"],
+        ["opencode", "run", "--dir", d.workspace, "--format", "json", *model_flag("--model", d)],
         d.workspace,
         stdin=d.prompt,
         env={"OPENCODE_PERMISSION": json.dumps(opencode_permission(d.commands))},
@@ -142,7 +167,7 @@ def _qwen(d: Dispatch) -> Invocation:
     return Invocation(
         ["qwen", "--approval-mode", "default", "--allowed-tools",
          ",".join([QWEN_TOOLS, *grants.qwen_rules(d.commands)]),
-         "--output-format", "json"],
+         "--output-format", "json", *model_flag("--model", d)],
         d.workspace,
         stdin=d.prompt,
     )  # fmt: skip
@@ -236,6 +261,7 @@ def _template(template: list[str], d: Dispatch) -> Invocation:
         "repo": d.repo,
         "python": sys.executable,
         "timeout": str(d.timeout),
+        "model": d.model or "",
         **d.extra,
     }
     return Invocation([_substitute(str(part), values, d.agent) for part in template], d.workspace)
@@ -337,45 +363,13 @@ def configured(raw_config: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys([*names, *map(str, commands)]))
 
 
-# -- outcomes --------------------------------------------------------------------------
-#: The CLIs whose JSON result lists the tool calls it refused (and still exits 0).
-REPORTS_DENIALS = frozenset({"claude", "qwen"})
-
-
-def _result_object(output: str) -> dict[str, Any] | None:
-    """The last `{"type": "result", ...}` object in an agent's JSON output (claude prints
-    one object, qwen an array of messages ending with it)."""
-    for line in reversed(output.splitlines()):
-        line = line.strip()
-        if not line.startswith(("{", "[")):
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        items = data if isinstance(data, list) else [data]
-        for item in reversed(items):
-            if isinstance(item, dict) and item.get("type") == "result":
-                return item
+def model_for(raw_config: Mapping[str, Any], agent: str, role: str) -> str | None:
+    """`agents.models.<agent>.<role>` in the config (role `implement`/`implementer` or
+    `review`/`reviewer`), or None."""
+    models = as_dict(as_dict(raw_config.get("agents")).get("models"))
+    by_role = as_dict(models.get(agent))
+    for key in (role, "implementer" if role == "implement" else "reviewer"):
+        value = by_role.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
     return None
-
-
-def denials(kind: str, output: str) -> list[str]:
-    """The tool calls the CLI refused, from its JSON result, each as `Tool(input)`."""
-    if kind not in REPORTS_DENIALS:
-        return []
-    result = _result_object(output)
-    found = result.get("permission_denials") if result else None
-    if not isinstance(found, list):
-        return []
-    out = []
-    for item in found:
-        if not isinstance(item, dict):
-            continue
-        tool = str(item.get("tool_name") or item.get("name") or "tool")
-        args = item.get("tool_input") or item.get("input") or {}
-        detail = ""
-        if isinstance(args, dict):
-            detail = str(args.get("command") or args.get("file_path") or "")
-        out.append(f"{tool}({detail[:80]})" if detail else tool)
-    return out

@@ -272,24 +272,13 @@ def answer(
       kitty review answer WP01 --continue
     """
     from kitty.commands.base import cwd
-    from kitty.errors import UsageError
-    from kitty.panel.answer import answer as run_answer
+    from kitty.panel.answer import answer_given
     from kitty.panel.runner import HALT
 
-    def pairs(values: tuple[str, ...], flag: str) -> dict[str, str]:
-        out = {}
-        for value in values:
-            key, sep, rest = value.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"{flag} {value!r} is not ID=VALUE", f"for example {flag} q1=A")
-            out[key.strip()] = rest.strip()
-        return out
-
     m = open_mission(ctx, mission)
-    result = run_answer(
-        cwd(ctx), m.slug, wp_id, pairs(answers, "--answer"), pairs(notes, "--note"),
-        keep_going, progress, abort, m.actor(agent) if agent else None,
-    )  # fmt: skip
+    given = {"answers": answers, "notes": notes, "continue": keep_going, "abort": abort}
+    names = ("--answer", "--note", "for example {name} q1=A")
+    result = answer_given(cwd(ctx), m, wp_id, {**given, "agent": agent}, progress, names)
     if "pending" in result:
         emit(result, pending_text(result, m.slug), as_json)
         return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -78,6 +78,39 @@ __all__ = [
     help="Review with a persona panel (`kitty review run`) on the --reviewer agents "
     "instead of one reviewer: rounds, fixes, HALT.",
 )
+@click.option(
+    "--implementer-model",
+    metavar="MODEL",
+    help="Model the implementers run on, in each CLI's own flag (opencode: provider/model; "
+    "default: agents.models.<agent>.implement in .kittify/config.yaml, else the CLI's).",
+)
+@click.option(
+    "--reviewer-model",
+    metavar="MODEL",
+    help="Model the reviewers run on (default: agents.models.<agent>.review, else the CLI's).",
+)
+@click.option(
+    "--budget",
+    "budget_usd",
+    type=click.FloatRange(min=0),
+    metavar="USD",
+    help="Start no new agent run once the runs' reported cost reaches this (running ones finish).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Start no new agent run once the runs' input+output tokens reach this.",
+)
+@click.option(
+    "--rate-limit-wait",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="First wait after an agent hits a rate limit or an overloaded service (doubling, "
+    "up to 5 waits of at most 10 minutes; a retry-after the agent reports wins).",
+)
 @click.option("--merge", "do_merge", is_flag=True, help="Merge the mission when all is approved.")
 @click.option("--no-caffeinate", is_flag=True, help="Do not hold an idle-sleep inhibitor.")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and commands; run nothing.")
@@ -90,6 +123,7 @@ __all__ = [
 @click.pass_context
 def sprint(
     ctx: click.Context,
+    /,
     mission: str | None,
     implementers: tuple[str, ...],
     reviewers: tuple[str, ...],
@@ -104,6 +138,7 @@ def sprint(
     dry_run: bool,
     remote: str | None,
     as_json: bool,
+    **spending: Any,
 ) -> int:
     """Run the whole implement-review loop with agent CLIs, in parallel, unattended.
 
@@ -124,23 +159,18 @@ def sprint(
       kitty sprint --implementer claude --reviewer codex --dry-run
       kitty sprint --implementer claude --reviewer codex,gemini --review-panel correctness,security
       kitty sprint --implementer claude --reviewer codex --remote origin --merge
+      kitty sprint --implementer claude --reviewer codex --reviewer-model gpt-5-mini
+      kitty sprint --implementer claude --reviewer codex --budget 5 --max-tokens 2000000
     """
     from kitty.sprint.runner import Options
 
     opts = Options(
-        split_csv(implementers),
-        split_csv(reviewers),
-        parallel,
-        timeout,
-        max_cycles,
-        do_merge,
-        not no_caffeinate,
-        dry_run,
-        retries,
-        arbiter=arbiter,
+        split_csv(implementers), split_csv(reviewers), parallel, timeout, max_cycles, do_merge,
+        not no_caffeinate, dry_run, retries, arbiter=arbiter,
         review_panel=split_csv(review_panel) or None,
         remote=remote,
-    )
+        **spending,  # models per role, --budget, --max-tokens, --rate-limit-wait
+    )  # fmt: skip
     view = SprintView(as_json, sys.stdout.isatty())
     runner = _runner(ctx, mission, opts, view)
     if view.live:

@@ -8,6 +8,10 @@ from typing import Any
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.overlap import group_by_overlap
 
+#: The last WPs `chain_weights` was asked about and its answer: the sprint asks again
+#: for the same (immutable) records before every dispatch.
+_LAST: list[tuple[tuple[str, ...], tuple[WorkPackage, ...], dict[str, float]]] = []
+
 
 def chain_weights(wps: Mapping[str, WorkPackage]) -> dict[str, float]:
     """For each WP, the weight of the heaviest chain of WPs that depend on it, itself included.
@@ -15,6 +19,15 @@ def chain_weights(wps: Mapping[str, WorkPackage]) -> dict[str, float]:
     Weights are the `estimate` front-matter numbers (default 1). WPs caught in a
     cycle (which finalize refuses) simply get their own weight.
     """
+    ids, records = tuple(wps), tuple(wps.values())
+    if _LAST and _LAST[0][0] == ids and _LAST[0][1] == records:
+        return dict(_LAST[0][2])
+    weights = _chain_weights(wps)
+    _LAST[:] = [(ids, records, weights)]
+    return dict(weights)
+
+
+def _chain_weights(wps: Mapping[str, WorkPackage]) -> dict[str, float]:
     dependents: dict[str, list[str]] = {w: [] for w in wps}
     pending: dict[str, int] = dict.fromkeys(wps, 0)
     for wp in wps.values():

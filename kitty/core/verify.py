@@ -14,8 +14,9 @@ they run in. Pure: the caller reads the file (adapters.config) and checks trust
 
 from __future__ import annotations
 
+import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kitty.core.record import Record
@@ -78,3 +79,14 @@ def verify_commands(
         for line in lines:
             found.append(VerifyCommand(str(name), line, _split(key, line, display)))
     return tuple(found)
+
+
+def runs_one_of(command: str, lines: Sequence[str]) -> bool:
+    """Whether a shell command line runs one of the verification command `lines` (the
+    line, or it with more words after it), in any part of `a && b`, `a; b` or `a | b`."""
+    wanted = [" ".join(line.split()) for line in lines]
+    for part in re.split(r"&&|\|\||[;|\n]", command):
+        words = " ".join(part.split())
+        if any(words == line or words.startswith(line + " ") for line in wanted if line):
+            return True
+    return False

@@ -3,7 +3,9 @@ killed `kitty merge` can leave them: `kitty merge` saves its state before it mak
 worktree, so `--resume` finds the worktree missing or half made (a folder git never
 registered) and makes it again, `--abort` removes one even without a state file, and
 a lane worktree whose removal was cut short is removed whole once only files are
-missing from it (its commits are merged)."""
+missing from it (its commits are merged). The target moves by a fast-forward of the
+checkout that holds it, which first puts back what a killed fast-forward there left
+half written (kitty.adapters.gitrepair.undo_checkout); `rewind` undoes one."""
 
 from __future__ import annotations
 
@@ -58,6 +60,51 @@ def drop_worktree(git: Any, path: Path) -> None:
     elif path.exists() and not path.is_symlink():
         shutil.rmtree(path)
     git.status("worktree", "prune")
+
+
+def merge_command(slug: str, *flags: str) -> str:
+    """`kitty merge FLAGS --mission SLUG`, as a hint prints it: it works as printed in a
+    repository with several missions too."""
+    return " ".join(("kitty merge", *flags, "--mission", slug))
+
+
+def fast_forward(git: Any, target: str, start: str, to: str, slug: str) -> None:
+    """Move `target` from `start` to `to`: `git merge --ff-only` in the checkout that
+    holds it (after putting back the files a killed one left half written), else the ref.
+    `slug`: the mission whose merge moves it (named in the hint of a refusal)."""
+    from kitty.adapters.gitrepair import undo_checkout
+
+    holder = git.worktree_of(target)
+    if holder is None:
+        git.set_branch(target, to)
+        return
+    there = Git(holder, gitpython=True)
+    if there.sha() == start:
+        undo_checkout(there, start, to)
+    status, out, err = there.status("merge", "--ff-only", "--quiet", to)
+    if status != 0:
+        raise GitError(
+            f"cannot fast-forward {target} in {holder}: {(out or err).strip()[:200]}",
+            f"commit or stash the local changes there, then `{merge_command(slug, '--resume')}`",
+        )
+
+
+def rewind(git: Any, target: str, start: str, to: str) -> None:
+    """Undo `fast_forward(git, target, start, to)`, done or killed halfway: `target` back
+    at `start`, its checkout's files too (local changes kept, as `git reset --keep`)."""
+    from kitty.adapters.gitrepair import undo_checkout
+
+    holder = git.worktree_of(target)
+    if holder is None:
+        if git.sha(target) == to:
+            git.set_branch(target, start)
+        return
+    there = Git(holder, gitpython=True)
+    head = there.sha()
+    if head == start:
+        undo_checkout(there, start, to)
+    elif head == to:
+        there.run("reset", "--quiet", "--keep", start)
 
 
 def clear_dead_locks(common_dir: Path, places: list[Path], state: dict[str, Any]) -> list[Path]:

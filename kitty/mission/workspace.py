@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import config as config_adapter
-from kitty.adapters import contain, eventlog, layout, snapshots, specs
-from kitty.adapters.files import atomic_write, check_writable, dump_json, read_text
+from kitty.adapters import contain, eventlog, layout, snapshots, specs, statusparts
+from kitty.adapters.files import atomic_write, check_writable, read_text
 from kitty.adapters.identity import DEFAULT_ACTOR, git_identity
 from kitty.core.clock import format_at, hybrid_at, is_implausible, ulid
 from kitty.core.limits import check_agent, check_record
 from kitty.core.log.events import Annotation, LogWarning, ParsedLog, Transition, parse_record
-from kitty.core.log.snapshot import materialize, sort_ids
+from kitty.core.log.snapshot import sort_ids
 from kitty.core.log.state import Board, extend, link, replay
 from kitty.core.model import WorkPackage, wp_id_from_filename, wp_number
 from kitty.core.move import Policy
@@ -141,7 +141,12 @@ class Mission(Record):
     def wp_names(self) -> dict[str, str]:
         """WP id -> file name, from file names alone (no parsing)."""
         names: dict[str, str] = {}
-        for name, _ in self.wp_listing:
+        listed = (
+            [name for name, _ in self.wp_listing]
+            if "wp_listing" in self.__dict__
+            else specs.wp_file_names(self.dir / "tasks")  # no stat of every file (a move)
+        )
+        for name in listed:
             wp_id = wp_id_from_filename(name)
             if wp_id and wp_id not in names:
                 names[wp_id] = name
@@ -338,6 +343,7 @@ def record(mission: Mission, build: Builder) -> list[dict[str, Any]]:
             rec["at"] = format_at(at)
             rec.setdefault("event_id", ulid(at // 1000, eventlog.random_bytes()))
         link(records, board)
+        since = statusparts.since(mission.events_path, records)
         eventlog.append(mission.events_path, records)
         end = os.stat(mission.events_path).st_size
         new_events = [
@@ -347,15 +353,17 @@ def record(mission: Mission, build: Builder) -> list[dict[str, Any]]:
         mission.__dict__.pop("log", None)
         mission.__dict__.pop("log_state", None)
         mission.__dict__["board"] = fresh
-    publish_status(mission, fresh, end)
+    publish_status(mission, fresh, end, None if implausible else since)
     return records
 
 
-def publish_status(mission: Mission, board: Board, end: int) -> bool:
+def publish_status(
+    mission: Mission, board: Board, end: int, since: statusparts.Since | None = None
+) -> bool:
     """`store_status` after an append: a failure is a warning (the events are recorded)
     with the `kitty rebuild` hint; False when skipped or failed."""
     try:
-        return store_status(mission, board, end)
+        return store_status(mission, board, end, since)
     except (KittyError, OSError) as exc:
         from kitty.output import warn
 
@@ -368,15 +376,22 @@ def publish_status(mission: Mission, board: Board, end: int) -> bool:
         return False
 
 
-def store_status(mission: Mission, board: Board, end: int | None = None) -> bool:
+def store_status(
+    mission: Mission, board: Board, end: int | None = None, since: statusparts.Since | None = None
+) -> bool:
     """Rewrite the derived status.json from `board` under the status lock, the one way
     kitty writes that file, so writers never interleave. With `end` (the log's size
     `board` was replayed from) it is skipped, returning False, when the log has grown
     since: a later writer's board is newer, and that writer rewrites it in turn, so
-    status.json never goes back to an older board. Errors propagate."""
+    status.json never goes back to an older board. `since`: what the append made of
+    `board` changed (only those WPs are encoded again, adapters/statusparts).
+    Errors propagate."""
     what = f"status.json of {mission.slug}"
     with eventlog.locked(mission.project.lock_path(f"status-{mission.slug}"), what):
         if end is not None and os.stat(mission.events_path).st_size != end:
             return False
-        atomic_write(mission.status_path, dump_json(materialize(board, mission.slug, mission.meta)))
+        text = statusparts.render(
+            mission.cache_dir, mission.events_path, board, mission.slug, mission.meta, end, since
+        )
+        atomic_write(mission.status_path, text)
     return True

@@ -54,6 +54,37 @@ def answer(
     return _after_blocker(loop, path, halt, (given, notes), merged)
 
 
+def answer_given(
+    repo: Path,
+    mission: Mission,
+    wp_text: str,
+    given: dict[str, Any],
+    emit: Emit,
+    names: tuple[str, str, str],
+) -> dict[str, Any]:
+    """`answer` for the CLI and MCP: `given` holds the `answers` and `notes` as `ID=VALUE`
+    strings (`continue`, `abort`, `agent` too); `names` says how the caller spells the
+    answers, the notes and an example of one (`{name}` in it: `for example {name} q1=A`),
+    for the refusal of a string that is not ID=VALUE."""
+    answers, notes, example = names
+
+    def pairs(values: Any, name: str) -> dict[str, str]:
+        out = {}
+        for value in values or ():
+            key, sep, rest = value.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"{name} {value!r} is not ID=VALUE", example.format(name=name))
+            out[key.strip()] = rest.strip()
+        return out
+
+    agent = given.get("agent")
+    return answer(
+        repo, mission.slug, wp_text, pairs(given.get("answers"), answers),
+        pairs(given.get("notes"), notes), bool(given.get("continue")), emit,
+        bool(given.get("abort")), mission.actor(agent) if agent else None,
+    )  # fmt: skip
+
+
 def _after_warning(
     loop: Loop, round_no: int, merged: Merged, abort: bool, keep_going: bool
 ) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     process is gone, a merge in progress, and git lock files no live git process owns."""
     from kitty.adapters import gitlocks
     from kitty.teams.sync import MARKER, _pid_alive
-    from kitty.workflow import deferredcommit
+    from kitty.workflow.commits import deferred as deferredcommit
 
     project = mission.project
     common = project.git_common_dir
@@ -200,6 +200,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
         )
     problems += deferredcommit.leftover_problems(project)
     problems += killed_git_problems(mission)
+    problems += unfinished_merge_problems(mission)
     for path in gitlocks.stale_locks(common, places):
         problems.append(
             f"{project.rel(path)}: stale git lock (no git process runs in this repository; "
@@ -240,6 +241,27 @@ def killed_git_problems(mission: Mission) -> list[str]:
                 "overwrite it): `kitty doctor --fix` removes it"
             )
     return problems
+
+
+def unfinished_merge_problems(mission: Mission) -> list[str]:
+    """A `kitty merge` whose state file is left and whose process is gone (killed, or
+    stopped at a conflict): the commands that finish or undo it."""
+    from kitty.adapters.gitrepair import pid_alive
+    from kitty.workflow.merging.merge import state_path
+
+    path = state_path(mission)
+    try:
+        pid = json.loads(path.read_text(encoding="utf-8")).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if pid_alive(pid):
+        return []
+    slug = mission.slug
+    return [
+        f"{mission.project.rel(path)}: a `kitty merge` of {slug} is unfinished (its process "
+        f"{pid} is gone: killed, or stopped at a conflict): `kitty merge --resume --mission "
+        f"{slug}` finishes it, `kitty merge --abort --mission {slug}` undoes it"
+    ]
 
 
 def remove_stale_git_locks(mission: Mission) -> list[str]:

@@ -6,15 +6,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitty.core.decide import work_queues
+from kitty.core import lanes
+from kitty.core.decide.steps import work_queues
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
 from kitty.sprint.preflight import lone_reviewer, verification
-from kitty.sprint.report import WPStats, dry_run_event, dry_run_order, plan_entry
+from kitty.sprint.report import (
+    WPStats,
+    dry_run_event,
+    dry_run_order,
+    plan_entry,
+    usage_summary,
+)
 from kitty.sprint.report import summary_rows as report_rows
 from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules import spend
 from kitty.sprint.rules.plan import REVIEW
 from kitty.sprint.state import SprintState
+
+
+def estimate(mission: Mission) -> dict[str, Any] | None:
+    """What the rest of the mission may cost, from the mean of its past agent runs (the
+    `agent_run` records in its log): two runs (implement, review) per WP not approved
+    yet. None when no run was recorded."""
+    past = [st.usage for st in mission.board.wps.values() if st.usage]
+    runs = sum(int(u.get("runs", 0)) for u in past)
+    ids = mission.all_ids()
+    left = [w for w in ids if mission.board.lane(w) not in (*lanes.SATISFIED, lanes.CANCELED)]
+    return spend.estimate(past, runs, 2 * len(left))
 
 
 class Finishing(SprintState):
@@ -31,9 +50,12 @@ class Finishing(SprintState):
             if result.get("sent_back") and self.requeue():
                 return self.finish()  # the merge queue sent WPs back: fix, review, merge
             reason = sprintplan.finish_reason(result["accepted"], result["merged"])
+        elif self.stopped is not None:
+            reason = self.stopped + " (no new run started; the running ones finished)"
         else:
             reason = "nothing more can move: " + "; ".join(self.stuck(self.mission()))
         rows = report_rows(self.mission(), self.stats, self.halted, self.failed_runs)
+        runs = self.runs()
         self.after_finish(result)
         ok = all_approved and (
             "finished_by" in result
@@ -46,6 +68,15 @@ class Finishing(SprintState):
             "ok": ok,
             "reason": reason,
             "summary": rows,
+            "budget_stop": self.stopped,
+            "denials": [{"wp_id": r["wp_id"], "call": d} for r in rows for d in r["denials"]],
+            "verify_refused": [r["wp_id"] for r in rows if r["verify_refused"]],
+            "errors": [{"wp_id": r["wp_id"], **e} for r in rows for e in r["errors"]],
+            "usage": usage_summary(runs),
+            "models": {
+                "implementer": self.opts.implementer_model,
+                "reviewer": self.opts.reviewer_model,
+            },
             "logs": str(self.log_dir),
             "timing": self.meter.report(),
             **verification(self.mission().config.raw),
@@ -69,8 +100,8 @@ class Finishing(SprintState):
 
     def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
         """Accept the mission (and merge it, with --merge); problems go to `result`."""
-        from kitty.workflow.acceptance import NotReady, accept
         from kitty.workflow.gating.queue import merge
+        from kitty.workflow.merging.accept import NotReady, accept
 
         # Subtasks a rejection reset on an arbiter-approved WP: accept records them
         # (actor accept, naming the approval), in nobody's name (issue 22.8).
@@ -98,7 +129,7 @@ class Finishing(SprintState):
     def stuck(self, mission: Mission) -> list[str]:
         """Why nothing more can move: halted reviews, WPs held by agents this sprint does
         not run, and what `kitty next` says."""
-        from kitty.core.decide import decide
+        from kitty.core.decide.steps import decide
 
         decision = decide(self.ctx(mission))
         return (
@@ -126,8 +157,10 @@ class Finishing(SprintState):
                     implementer, self.opts.implementers, self.turn
                 )
             backend = self.backend(mission, agent)
-            plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout))
+            model = self.model_of(mission, agent, role)
+            plan.append(plan_entry(mission, wp_id, role, agent, backend, self.opts.timeout, model))
         result = dry_run_event(mission, queues, plan, self.opts.parallel, self.opts.arbiter)
+        result["estimate"] = estimate(mission)
         alone = lone_reviewer(self.opts, self.backends)
         result["problems"] = [alone] if alone and not self.opts.review_panel else []
         self.emit(result)

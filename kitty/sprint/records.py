@@ -12,20 +12,20 @@ from kitty.core import lanes
 from kitty.core.transitions import halted
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
-from kitty.sprint.gating import Gating
+from kitty.sprint.outcomes import Outcomes
 from kitty.sprint.report import WPStats
+from kitty.sprint.rules import failure as failures
 from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules.failure import Failure
 from kitty.sprint.rules.plan import PANEL
 from kitty.sprint.state import now_text
 from kitty.sprint.supervise import Job
 from kitty.workflow import moves
 
 
-class Records(Gating):
+class Records(Outcomes):
     def settle(self, job: Job, how: str) -> None:
         seconds = time.monotonic() - job.started
-        supervise.close_log(job, how, seconds, now_text())
-        self.stats.setdefault(job.wp_id, WPStats()).seconds += seconds
         mission = self.mission()
         why = self.no_commit(mission, job.wp_id) if job.role == sprintplan.IMPLEMENT else None
         if why is not None:
@@ -33,31 +33,26 @@ class Records(Gating):
             self.failed_runs[job.wp_id] = why
         lane = mission.board.lane(job.wp_id)
         key = (job.wp_id, job.role)
-        failures = self.failures.get(key, 0) + (0 if sprintplan.left_done(job.role, lane) else 1)
+        moved = sprintplan.left_done(job.role, lane)
+        how, failure = self.explain(job, how, lane, moved)
+        record = self.run_record(job, how, seconds, failure, moved)
+        supervise.close_log(job, how, seconds, now_text(), record)
+        stats = self.stats.setdefault(job.wp_id, WPStats())
+        stats.seconds += seconds
+        stats.records.append(record)
+        self.annotate(mission, job.wp_id, job.agent, {"agent_run": record})
+        failures = self.failures.get(key, 0) + (0 if moved else 1)
         verdict = sprintplan.after_exit(job.role, lane, failures, self.opts.retries)
-        finished: dict[str, Any] = {
-            "event": "finished",
-            "wp_id": job.wp_id,
-            "role": job.role,
-            "agent": job.agent,
-            "how": how,
-            "reason": why,
-            "lane": lane,
-            "ok": verdict == sprintplan.DONE,
-            "seconds": round(seconds, 1),
-            "log": str(job.log_path),
-        }
-        state = mission.board.wps.get(job.wp_id)
-        if job.role == sprintplan.REVIEW and verdict == sprintplan.DONE and state is not None:
-            # The review's verdict and the WP's review cycle: a rejection is not a success.
-            last = state.reviews[-1].verdict if state.reviews else None
-            finished["verdict"] = last if lane in sprintplan.review_lanes(last) else None
-            finished["cycle"] = state.review_cycles
-        self.emit(finished)
+        if failure is not None and failure.fatal and job.role == sprintplan.IMPLEMENT:
+            verdict = sprintplan.GIVE_UP  # a re-run fails the same way: stop at once
+        finished = self.finished_event(mission, job, how, lane, verdict, seconds, record)
+        self.emit({**finished, "reason": why})
         if verdict == sprintplan.DONE:
             if job.role == sprintplan.IMPLEMENT:
                 self.failed_runs.pop(job.wp_id, None)
                 self.gate(mission, job.wp_id)  # the tests, before a reviewer sees it
+            return
+        if failure is not None and failure.backs_off and self.back_off(mission, job, failure):
             return
         if verdict == sprintplan.HALT_REVIEW:
             self.halt(mission, job.wp_id, job.agent, how)
@@ -71,7 +66,12 @@ class Records(Gating):
             mission, job.wp_id, f"sprint: {reason} (failure {failures} of {self.opts.retries + 1})"
         )
         if verdict == sprintplan.GIVE_UP:
-            self.block(mission, job.wp_id, f"sprint gave up after {failures} failed runs: {reason}")
+            cause = (
+                "sprint stopped at once (a re-run fails the same way)"
+                if failure is not None and failure.fatal
+                else f"sprint gave up after {failures} failed runs"
+            )
+            self.block(mission, job.wp_id, f"{cause}: {reason}")
             return
         self.retry.append((job.wp_id, job.role, job.agent))
         self.emit({"event": "retry", "wp_id": job.wp_id, "agent": job.agent,
@@ -102,6 +102,25 @@ class Records(Gating):
                 why or "forced its way into review"
             ) + " (its forced move to for_review is undone)"
         return why
+
+    def back_off(self, mission: Mission, job: Job, failure: Failure) -> bool:
+        """A rate limit or an overloaded service: re-run after a wait, without using up a
+        retry (False when this WP waited MAX_WAITS times already)."""
+        key = (job.wp_id, job.role)
+        seconds = failures.wait_for(failure, self.waits.get(key, 0), self.opts.rate_limit_wait)
+        if seconds is None:
+            return False
+        self.waits[key] = self.waits.get(key, 0) + 1
+        if job.role == sprintplan.REVIEW and mission.board.lane(job.wp_id) == lanes.IN_REVIEW:
+            moves.move_task(
+                mission, job.wp_id, lanes.FOR_REVIEW, agent="sprint", force=True,
+                note=f"reviewer {job.agent} hit {failure.text()}: waiting {seconds:g}s",
+            )  # fmt: skip
+        self.waiting[job.wp_id] = time.monotonic() + seconds
+        self.retry.append((job.wp_id, job.role, job.agent))
+        self.emit({"event": "backoff", "wp_id": job.wp_id, "role": job.role,
+                   "agent": job.agent, "seconds": seconds, "reason": failure.text()})  # fmt: skip
+        return True
 
     def halt(self, mission: Mission, wp_id: str, reviewer: str, why: str) -> None:
         """A failed reviewer stops that WP in this sprint: never a silent approval, never the

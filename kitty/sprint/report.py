@@ -12,9 +12,11 @@ from typing import Any
 
 from kitty.agents import grants
 from kitty.agents.clis import MANUAL, Backend, Dispatch
-from kitty.core.decide import Queues
+from kitty.agents.reports import NO_COST, READS
+from kitty.core.decide.steps import Queues
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_path
+from kitty.sprint.rules import spend
 from kitty.sprint.rules.plan import IMPLEMENT, REVIEW
 from kitty.workflow import actions
 
@@ -25,6 +27,7 @@ class WPStats:
     reviewers: list[str] = field(default_factory=list)
     seconds: float = 0.0
     runs: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)  # each ended run's record
 
 
 def summary_rows(
@@ -34,11 +37,14 @@ def summary_rows(
     failed_runs: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per WP for the `end` event: lane, cycles, who worked on it, for how long,
-    and why its last implement run failed for want of committed work (`failed_run`)."""
+    and why its last implement run failed for want of committed work (`failed_run`); every
+    refused call, every agent error in the agent's words, tokens and cost, and the calls
+    to a verification command its implementer was refused (`verify_refused`)."""
     rows = []
     for wp_id in final.all_ids():
         st = final.board.wps.get(wp_id)
         wp_stats = stats.get(wp_id, WPStats())
+        records = wp_stats.records
         rows.append(
             {
                 "wp_id": wp_id,
@@ -50,9 +56,38 @@ def summary_rows(
                 "runs": wp_stats.runs,
                 "halted": halted.get(wp_id),
                 "failed_run": (failed_runs or {}).get(wp_id),
+                "denials": [d for r in records for d in r["denials"]],
+                "verify_refused": [d for r in records for d in r.get("verify_refused", [])],
+                "errors": [error_of(r) for r in records if r["error"]],
+                "models": sorted({f"{r['role']}: {r['model']}" for r in records if r["model"]}),
+                "usage": spend.total(r["usage"] for r in records),
             }
         )
     return rows
+
+
+def error_of(record: dict[str, Any]) -> dict[str, Any]:
+    """A run's error as the summary names it: who, in which role, what kind, in its words."""
+    return {
+        "agent": record["agent"],
+        "role": record["role"],
+        "kind": record["error_kind"],
+        "error": record["error"],
+    }
+
+
+def usage_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sprint's spend: in all, and per role and per agent (where each CLI reports
+    nothing, say so)."""
+    return {
+        "total": spend.total(r["usage"] for r in runs),
+        "by_role": spend.grouped(runs, "role"),
+        "by_agent": spend.grouped(runs, "agent"),
+        "not_reported": sorted(
+            {NO_COST[r["cli"]] for r in runs if r.get("cli") in NO_COST}
+            | {f"{r['agent']} reports no usage" for r in runs if r.get("cli") not in READS}
+        ),
+    }
 
 
 def dry_run_order(queues: Queues, parallel: int) -> list[tuple[str, str]]:
@@ -62,8 +97,9 @@ def dry_run_order(queues: Queues, parallel: int) -> list[tuple[str, str]]:
 
 
 def plan_entry(
-    mission: Mission, wp_id: str, role: str, agent: str, backend: Backend, timeout: int
-) -> dict[str, Any]:
+    mission: Mission, wp_id: str, role: str, agent: str, backend: Backend, timeout: int,
+    model: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """What a dispatch would run: the claim command and the agent's exact command line."""
     wp = mission.wp(wp_id)
     lane_doc = next(
@@ -90,6 +126,7 @@ def plan_entry(
                 str(mission.project.root),
                 timeout,
                 commands=grants.configured(mission.config.raw),
+                model=model,
             )
         )
     )
@@ -98,6 +135,7 @@ def plan_entry(
         "role": role,
         "agent": agent,
         "title": wp.title if wp else wp_id,
+        "model": model,
         "claim": claim,
         "command": ["manual"] if invocation is None else invocation.argv,
         # set over kitty's environment for the agent (opencode's permissions)

@@ -32,7 +32,7 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.core import lanes
-from kitty.core.decide import Queues, work_queues
+from kitty.core.decide.steps import Queues, work_queues
 from kitty.errors import LockBusy
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
@@ -116,7 +116,8 @@ class Sprint(Starting, Finishing):
             reaped = self.reap()
             self.heartbeat()
             started = self.dispatch()
-            if not self.jobs and not started and not self.others_active():
+            waiting = bool(self.waiting_now()) and self.stopped is None
+            if not self.jobs and not started and not waiting and not self.others_active():
                 break
             self.wait()
             self.meter.end_turn(mark, eventful=reaped or started)
@@ -145,7 +146,7 @@ class Sprint(Starting, Finishing):
         """Fill the free slots; True when anything was done. Skipped while nothing a
         decision reads changed since the last look found no work (and for less than
         `REREAD` seconds)."""
-        if len(self.jobs) >= self.opts.parallel:
+        if len(self.jobs) >= self.opts.parallel or self.over_budget():
             return False
         if self.nothing_at is not None:
             key, at = self.nothing_at
@@ -164,8 +165,9 @@ class Sprint(Starting, Finishing):
         when there is nothing to do."""
         key = self.state_key()
         mission = self.mission()
-        step, self.retry = sprintplan.take_retry(self.retry, self.jobs, self.halted)
-        busy = frozenset(self.jobs) | frozenset(self.halted)
+        waiting = self.waiting_now()
+        step, self.retry = sprintplan.take_retry(self.retry, self.jobs, self.halted, waiting)
+        busy = frozenset(self.jobs) | frozenset(self.halted) | waiting
         if step is None and not self.opts.review_panel:
             stalled = sprintplan.stalled_review(
                 self.ctx(mission), mission.board.wps, mission.all_ids(), busy,

@@ -92,9 +92,10 @@ class Starting(Records):
             self.opts.timeout,
             extra,
             grants.configured(mission.config.raw),
+            self.model_of(mission, agent, role),
         )
         job.start_lane = st.lane
-        job.kind = backend.kind
+        job.model = dispatch.model
         self.count_run(wp_id, role, agent)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         job.log = job.log_path.open("x", encoding="utf-8")
@@ -146,6 +147,7 @@ class Starting(Records):
                 "pid": pid,
                 "log": str(job.log_path),
                 "command": job.argv,
+                "model": job.model,
             }
         )
 

@@ -15,15 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters import eventlog, snapshots
-from kitty.agents.clis import Backend, backend_for
+from kitty.agents.clis import Backend, backend_for, model_for
 from kitty.core.clock import format_at
-from kitty.core.decide import Context
+from kitty.core.decide.steps import Context
 from kitty.core.record import replace
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise
+from kitty.sprint.live import LiveFile, live_path
 from kitty.sprint.preflight import check_options, require_trust
 from kitty.sprint.report import WPStats
 from kitty.sprint.rules import plan as sprintplan
+from kitty.sprint.rules import spend
 from kitty.sprint.rules.plan import Options
 from kitty.sprint.supervise import Job, Meter
 from kitty.workflow.nextstep import context
@@ -57,8 +59,13 @@ class SprintState:
             named.project.config_path,
         ]
         self.opts = opts
-        self.emit = emit
         self.run_id = run_id()
+        self.live = (
+            None
+            if opts.dry_run
+            else LiveFile(live_path(repo / ".kittify" / "runs", self.slug), self.slug, self.run_id)
+        )
+        self.view = emit
         self.jobs: dict[str, Job] = {}
         self.halted: dict[str, str] = {}
         self.failures: dict[tuple[str, str], int] = {}
@@ -66,6 +73,9 @@ class SprintState:
         self.failed_runs: dict[str, str] = {}
         self.retry: list[sprintplan.Retry] = []  # re-dispatched before anything else
         self.stats: dict[str, WPStats] = {}
+        self.waits: dict[tuple[str, str], int] = {}  # back-offs per (wp, role)
+        self.waiting: dict[str, float] = {}  # WPs waiting out a rate limit: until when
+        self.stopped: str | None = None  # why no new run starts (the budget)
         self.turn = 0
         self.meter = Meter(opts.parallel)
         self.cached: tuple[Mission, tuple[Any, ...], float] | None = None
@@ -86,6 +96,21 @@ class SprintState:
             backend = backend_for(agent, mission.config.raw)
             self.backends[agent] = backend
         return backend
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Show `event`, and keep the web board's view of the running sprint up to date."""
+        self.view(event)
+        if self.live is not None:
+            self.live.update(event, self.spent())
+
+    def model_of(self, mission: Mission, agent: str, role: str) -> str | None:
+        """--implementer-model / --reviewer-model, else agents.models.<agent>.<role>."""
+        chosen = (
+            self.opts.implementer_model
+            if role == sprintplan.IMPLEMENT
+            else self.opts.reviewer_model
+        )
+        return chosen or model_for(mission.config.raw, agent, role)
 
     # -- reading -------------------------------------------------------------
     def mission(self) -> Mission:
@@ -119,7 +144,24 @@ class SprintState:
             frozenset(self.jobs),
             tuple(self.retry),
             frozenset(self.halted),
+            self.waiting_now(),
         )
+
+    def waiting_now(self) -> frozenset[str]:
+        """The WPs still waiting out a rate limit."""
+        now = time.monotonic()
+        return frozenset(w for w, until in self.waiting.items() if until > now)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The record of every run this sprint saw end, with its WP."""
+        return [
+            {**record, "wp_id": wp_id}
+            for wp_id, stats in self.stats.items()
+            for record in stats.records
+        ]
+
+    def spent(self) -> dict[str, Any]:
+        return spend.total(run["usage"] for run in self.runs())
 
     def ctx(self, mission: Mission) -> Context:
         return context(mission, "sprint", mission.board, eventlog.now_us())

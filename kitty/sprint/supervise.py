@@ -12,6 +12,7 @@ CPU while only waiting.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import select
@@ -22,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from kitty.agents import clis as agents
+from kitty.agents import reports
 from kitty.agents.clis import Invocation
+from kitty.agents.reports import RunReport
 from kitty.agents.run import AgentRun
 from kitty.core.clock import humanize_duration
 from kitty.teams import liveness
@@ -45,7 +47,11 @@ class Job:
     log: IO[str] | None = None
     last_heartbeat: float = 0.0
     pidfd: int | None = None  # readable once the agent exits: wakes the sprint at once
-    kind: str = ""  # the backend's kind (a built-in name, "command"): how to read its output
+    cli: str | None = None  # the agent CLI the command runs: how to read its output
+    model: str | None = None  # the model it was told to use (None: the CLI's default)
+    report: RunReport | None = None  # what its output said, once it ended
+    exit_code: int | None = None
+    timed_out: bool = False
 
     def close_pidfd(self) -> None:
         if self.pidfd is not None:
@@ -70,6 +76,7 @@ def new_job(log_dir: Path, wp_id: str, role: str, agent: str, cycle: int, timeou
 def launch(job: Job, invocation: Invocation, header: str) -> None:
     """Start the job's process with `header` at the top of its log; open its pidfd."""
     job.argv = invocation.argv
+    job.cli = reports.cli_of(invocation.argv)
     assert job.log is not None
     job.log.write(header)
     job.log.flush()
@@ -90,8 +97,9 @@ def watch_exit(job: Job) -> None:
 
 
 def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str | None:
-    """None while the agent runs; otherwise how it ended (killing it at its deadline).
-    `lane_now` is asked only for manual and adopted runs."""
+    """None while the agent runs; otherwise how it ended (killing it at its deadline), on
+    one line, with the agent's own error and the tool calls it was refused. `lane_now`
+    is asked only for manual and adopted runs."""
     now = time.monotonic()
     if job.proc is not None:
         if job.proc.error:
@@ -101,8 +109,15 @@ def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str |
             if now <= job.deadline:
                 return None
             kill(job)
-            return f"timed out after {timeout}s"
-        return f"exit {code}" + denied(job)
+            job.timed_out = True
+            job.report = read_output(job, failed=True)
+            return f"timed out after {timeout}s" + denied_text(job)
+        job.exit_code = code
+        job.report = read_output(job, failed=code != 0)
+        error = f": {job.report.error}" if code != 0 and job.report.error else ""
+        if code == 0 and job.report.error:  # claude's is_error with exit 0
+            error = f" but reported an error: {job.report.error}"
+        return f"exit {code}{error}" + denied_text(job)
     if lane_now() != job.start_lane:
         return "lane changed"
     if job.watch_pid is not None and (exited(job) or not liveness.pid_alive(job.watch_pid)):
@@ -112,19 +127,27 @@ def outcome(job: Job, lane_now: Callable[[], str | None], timeout: int) -> str |
     return None
 
 
-def denied(job: Job) -> str:
-    """What the agent's JSON result says it was not allowed to do (claude and qwen exit 0
-    with `"subtype": "success"` after refusing a tool call): said in the exit's text, so
-    a run that left its WP where it was is reported with the reason."""
-    if job.kind not in agents.REPORTS_DENIALS:
-        return ""
+def read_output(job: Job, failed: bool) -> RunReport:
+    """What the agent CLI's output (the last 256 KiB of its log) says, read the way the CLI
+    the command ran prints it; a failed run with no structured error gets its first
+    error-looking line."""
     try:
         with job.log_path.open("rb") as log:
             log.seek(max(0, log.seek(0, os.SEEK_END) - 256 * 1024))
             tail = log.read().decode("utf-8", "replace")
     except OSError:
-        return ""
-    refused = agents.denials(job.kind, tail)
+        return RunReport(job.cli)
+    report = reports.read_report(job.cli, tail)
+    if failed and report.error is None:
+        report.error = reports.plain_error(tail)
+    return report
+
+
+def denied_text(job: Job) -> str:
+    """The tool calls the agent was refused (claude and qwen exit 0 with `"subtype":
+    "success"` after refusing one), said in the exit's text on one line, so a run that
+    left its WP where it was is reported with the reason."""
+    refused = job.report.denials if job.report else []
     if not refused:
         return ""
     shown = ", ".join(refused[:5]) + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
@@ -145,9 +168,14 @@ def kill(job: Job) -> None:
     job.close_pidfd()
 
 
-def close_log(job: Job, how: str, seconds: float, now: str) -> None:
+def close_log(
+    job: Job, how: str, seconds: float, now: str, record: dict[str, Any] | None = None
+) -> None:
+    """The log's last lines: how the run ended, and the run's record (usage, denials)."""
     if job.log is not None:
         job.log.write(f"\n# end: {now} ({how}, {humanize_duration(seconds)})\n")
+        if record is not None:
+            job.log.write(f"# run: {json.dumps(record, sort_keys=True)}\n")
         job.log.close()
 
 

@@ -245,8 +245,8 @@ class LiveModel:
     def grow(self, now_us: int) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """Fold what was appended to the log since; the new model's changed top-level
         values and changed WPs, or None when only a rebuild can tell."""
-        from kitty.adapters.snapshots import fold_tail
         from kitty.core.log.snapshot import wp_view
+        from kitty.core.log.stream import fold_tail
         from kitty.teams.liveness import mark_stalled
         from kitty.workflow.board import global_fields
 

@@ -18,6 +18,7 @@ from kitty.adapters import eventlog, layout
 from kitty.core.printable import utf8
 from kitty.mission.workspace import Mission
 from kitty.web import board as webboard
+from kitty.web import sprint_view
 
 POLL_S = 0.1
 FILES_EVERY_S = 2.0
@@ -111,9 +112,9 @@ class Hub:
                     raise
             if grown is not None and cached is not None and live is not None:
                 top, changed = grown
-                model = dict(live[1].model, version=version, live=True)
+                model = dict(live[1].model, version=version, live=True, sprint=self.sprint(slug))
                 diff: dict[str, Any] = {"from": cached.version, "version": version}
-                diff |= {"top": top, "work_packages": changed}
+                diff |= {"top": top, "work_packages": changed, "sprint": model["sprint"]}
                 snap = Snapshot(version, model, cached.version, diff)
             else:
                 mission = Mission.open(self.root, slug)
@@ -123,9 +124,14 @@ class Hub:
                     mission.__dict__.update({k: old[k] for k in _FILE_READS if k in old})
                 fresh = webboard.LiveModel(mission, now)
                 self.lives[slug] = (files, fresh)
-                snap = Snapshot(version, dict(fresh.model, version=version, live=True))
+                model = dict(fresh.model, version=version, live=True, sprint=self.sprint(slug))
+                snap = Snapshot(version, model)
             self.cache[slug] = snap
             return snap
+
+    def sprint(self, slug: str) -> dict[str, Any] | None:
+        """The sprint running on `slug` (web.sprint_view), sent with every version."""
+        return sprint_view.running_sprint(self.project.kittify, slug)
 
     def message(self, slug: str, seen: str) -> tuple[bytes, str]:
         """What a stream that shows version `seen` is sent next (the diff from it when

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from kitty.adapters import eventlog
-from kitty.core import decide, lanes
+from kitty.core import lanes
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, as_dict
 from kitty.core.move import MoveRequest, Policy
 from kitty.core.schedule import lane_map
 from kitty.core.transitions import check_move
 from kitty.errors import UsageError
 from kitty.mission.workspace import Mission
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 
 
 def context(
@@ -24,7 +25,7 @@ def context(
         agent=agent,
         wps=mission.wps,
         board=board,
-        wp_lane=lane_map(mission.lanes_doc, mission.wps, ids),
+        wp_lane=execution_lanes(mission, ids),
         max_cycles=mission.config.max_cycles,
         accepted=bool(mission.meta.get("accepted_at")),
         now_us=now_us,
@@ -34,6 +35,18 @@ def context(
         stall_us=int(mission.config.stall_minutes * 60 * 1_000_000),
         changes=changes,
     )
+
+
+def execution_lanes(mission: Mission, ids: list[str]) -> dict[str, str]:
+    """WP -> execution lane (`lane_map`); without lanes.json the overlap grouping is
+    kept in the snapshot cache for the same ids and owned files."""
+    doc, wps = mission.lanes_doc, mission.wps
+    if doc:
+        return lane_map(doc, wps, ids)
+    from kitty.adapters import derived
+
+    key = (tuple(ids), tuple(wps[w].owned_files if w in wps else None for w in ids))
+    return derived.cached(mission.cache_dir, "lanes.pickle", key, lambda: lane_map(doc, wps, ids))
 
 
 def halt_questions(mission: Mission, board: Board) -> dict[str, list[dict[str, Any]]]:
@@ -186,7 +199,7 @@ def lanes_view(mission: Mission) -> dict[str, Any]:
         rows.append(dict(lane, wp_lanes=states))
     path = critical_path(mission.wps)
     on_path = set(path)
-    wp_lane = lane_map(doc, mission.wps, mission.all_ids())
+    wp_lane = execution_lanes(mission, mission.all_ids())
     nodes = [
         {
             "id": wp_id,

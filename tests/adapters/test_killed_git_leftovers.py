@@ -9,99 +9,28 @@ names each leftover that nobody has repaired yet, with `--fix` repairing it.
 (c) a `kitty move` killed during its own auto-commit: `index.lock` is left.
 
 Each state is made deterministically by a `git` wrapper first on PATH that does what
-git does up to that point, says so and waits to be killed (as in test_sync_leftovers);
+git does up to that point, says so and waits to be killed (tests/killing.py);
 bounded random-kill loops cover the rest.
 """
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, kitty, kitty_argv, ok
+from tests.cli.test_sync_leftovers import LOG, event_ids, two_clones
+from tests.helpers import git, kitty, ok
+from tests.killing import install_git_wrapper, kill_at, kill_randomly
 from tests.remotes import FIVE, clone, publish
-from tests.teams.test_sync_leftovers import LOG, REAL_GIT, event_ids, two_clones
-
-WRAPPER = f"""#!{sys.executable}
-import os, subprocess, sys, time
-REAL = {REAL_GIT!r}
-args = sys.argv[1:]
-pause = os.environ.get("KITTY_TEST_GIT_PAUSE")
-ready = os.environ.get("KITTY_TEST_GIT_READY", "")
-def out(*cmd):
-    return subprocess.run([REAL, *cmd], capture_output=True, text=True).stdout.strip()
-def take(path, data=b""):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # as git's lockfile.c
-    os.write(fd, data)
-    os.close(fd)
-def wait():
-    open(ready, "w").close()
-    time.sleep(120)
-if pause and args and not os.path.exists(ready):
-    if pause == "commit" and args[0] == "commit":
-        take(out("rev-parse", "--git-path", "index.lock"), b"DIRC")
-        wait()
-    if pause == "commit-ref" and args[0] == "commit":
-        index = out("rev-parse", "--git-path", "index")
-        before = open(index, "rb").read()
-        subprocess.run([REAL, *args], capture_output=True)  # the branch moves ...
-        with open(index, "wb") as handle:  # ... the index is not written yet
-            handle.write(before)
-        take(index + ".lock", b"DIRC")
-        wait()
-    if pause == "merge-checkout" and args[0] == "merge":
-        upstream = args[-1]
-        for path in out("diff", "--name-only", "--diff-filter=A", "HEAD", upstream).split():
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            blob = subprocess.run([REAL, "show", upstream + ":" + path], capture_output=True)
-            with open(path, "wb") as handle:
-                handle.write(blob.stdout)
-        take(out("rev-parse", "--git-path", "index.lock"), b"DIRC")
-        wait()
-os.execv(REAL, [REAL, *args])
-"""
 
 AUTO = "agents:\n  available: [claude, codex]\n  auto_commit: true\n"
 
 
 @pytest.fixture
 def wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "wrap-bin"
-    bin_dir.mkdir()
-    (bin_dir / "git").write_text(WRAPPER)
-    (bin_dir / "git").chmod(0o755)
-    ready = tmp_path / "paused"
-    monkeypatch.setenv("KITTY_TEST_GIT_READY", str(ready))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return ready
-
-
-def kill_at(repo: Path, pause: str, ready: Path, *args: str) -> None:
-    """Start `kitty ARGS`, wait until its git reaches `pause`, kill -9 its process group."""
-    proc = subprocess.Popen(
-        kitty_argv(repo, *args),
-        env={**os.environ, "KITTY_TEST_GIT_PAUSE": pause},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        assert time.monotonic() < deadline, f"kitty {args} never reached {pause}"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    if proc.stderr:
-        proc.stderr.close()
-    ready.unlink()
+    return install_git_wrapper(tmp_path, monkeypatch)
 
 
 def _index_behind(repo: Path) -> bool:
@@ -238,16 +167,7 @@ def test_random_kills_of_auto_committed_moves_and_syncs_always_recover(tmp_path:
     a = _auto_clone(tmp_path / "auto", EIGHT)
     for round_ in range(8):
         wp = f"WP0{round_ + 1}"
-        proc = subprocess.Popen(
-            kitty_argv(a, "move", wp, "claimed", "--agent", "al"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        time.sleep(rng.uniform(0.05, 0.6))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_randomly(a, rng, 0.6, "move", wp, "claimed", "--agent", "al")
         head = git(a, "rev-parse", "HEAD")
         moved = kitty(a, "move", wp, "doing", "--agent", "al")  # from planned or claimed
         assert moved.code == 0 and "not committed" not in moved.err, moved.err
@@ -262,16 +182,7 @@ def test_random_kills_of_auto_committed_moves_and_syncs_always_recover(tmp_path:
         git(d, "commit", "-qm", f"extra {round_}")
         ok(d, "sync")
         ok(c, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", f"c{round_}")
-        proc = subprocess.Popen(
-            kitty_argv(c, "sync"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        time.sleep(rng.uniform(0.05, 0.6))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_randomly(c, rng, 0.6, "sync")
         ok(c, "sync")
         assert git(c, "status", "--porcelain", "--untracked-files=all") == ""
     ok(d, "sync")

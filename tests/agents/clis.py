@@ -106,6 +106,10 @@ def _gemini_env(home: Path, url: str) -> dict[str, str]:
     return dict(GEMINI_API_KEY="kitty-test-key", GOOGLE_GEMINI_BASE_URL=url)
 
 
+#: qwen's settings format version (`$version` in ~/.qwen/settings.json, 0.24.x).
+QWEN_SETTINGS_VERSION = 4
+
+
 def _qwen_env(home: Path, url: str) -> dict[str, str]:
     (home / ".qwen").mkdir(exist_ok=True)
     (home / ".qwen" / "settings.json").write_text(
@@ -121,6 +125,14 @@ def _qwen_env(home: Path, url: str) -> dict[str, str]:
                 },
                 "privacy": {"usageStatisticsEnabled": False},
                 "telemetry": {"enabled": False},
+                # its shell tool's commands on pipes, not a pseudo-terminal (as `qwen -p`
+                # does): through the PTY, on a loaded machine, a command's last lines
+                # can be lost (a `git diff` came back cut after its `index` line)
+                "tools": {"shell": {"enableInteractiveShell": False}},
+                # the settings format qwen 0.24 writes: without it, each qwen's first
+                # start rewrites this file (rename away, rename a shared .tmp in), and
+                # two started at once on one HOME race on it (one reads no settings)
+                "$version": QWEN_SETTINGS_VERSION,
             }
         )
     )
@@ -142,7 +154,10 @@ def _opencode_env(home: Path, url: str) -> dict[str, str]:
                         "npm": "@ai-sdk/openai-compatible",
                         "name": "double",
                         "options": {"baseURL": f"{url}/v1", "apiKey": "kitty-test-key"},
-                        "models": {"double-model": {"name": "double-model"}},
+                        "models": {
+                            "double-model": {"name": "double-model"},
+                            "other-model": {"name": "other-model"},  # a model per role
+                        },
                     }
                 },
                 "autoupdate": False,

@@ -136,7 +136,7 @@ def _review_verdict(
             line = line.replace("<feedback.md>", shlex.quote(str(feedback)))
         script.feedback_files.append(str(feedback))
         text = (
-            "The diff does not contain the work.\n"
+            f"The diff does not contain the work. It ran and gave:\n{diff}\n"
             if missing
             else "Say in the file that it was fixed after review.\n"
         )
@@ -341,3 +341,49 @@ def _responses_item(action: Action, response_id: str) -> dict[str, Any]:
         "status": "completed",
         "content": [{"type": "output_text", "text": action.text, "annotations": []}],
     }
+
+
+# -- errors the model service answers with ----------------------------------------------
+#: (status, error type, message, headers) the double answers a model request with.
+ERRORS: dict[str, tuple[int, str, str, tuple[tuple[str, str], ...]]] = {
+    "401": (401, "authentication_error", "invalid x-api-key", ()),
+    "404": (404, "not_found_error", "model: no-such-model", ()),
+    "429": (429, "rate_limit_error", "Number of requests has exceeded your rate limit",
+            (("retry-after", "1"),)),
+    "529": (529, "overloaded_error", "Overloaded", ()),
+}  # fmt: skip
+
+
+@dataclass
+class Failing:
+    """Answer the first `times` model requests on `path` (claude's /v1/messages, codex's
+    /v1/responses) with `error` (a key of ERRORS, or "drop": close the connection
+    without an answer); later ones go to the next responder (the script)."""
+
+    path: str
+    error: str
+    times: int = 1_000_000
+    failed: int = 0
+
+    def __call__(self, request: Request, handler: BaseHTTPRequestHandler) -> bool:
+        if request.method != "POST" or not request.path.startswith(self.path):
+            return False
+        if self.failed >= self.times:
+            return False
+        self.failed += 1
+        if self.error == "drop":
+            import socket
+
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        status, kind, message, headers = ERRORS[self.error]
+        raw = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        for name, value in headers:
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(raw)))
+        handler.end_headers()
+        handler.wfile.write(raw)
+        return True

@@ -117,7 +117,10 @@ def test_sprint_help_names_the_verified_and_the_not_verified_builtins(repo: Path
 
 
 def test_denials_are_read_from_claudes_object_and_qwens_message_array() -> None:
-    from kitty.agents.clis import denials
+    from kitty.agents.reports import read_report
+
+    def denials(cli: str, output: str) -> list[str]:
+        return read_report(cli, output).denials
 
     claude = '{"type":"result","subtype":"success","permission_denials":[]}'
     assert denials("claude", "noise\n" + claude) == []

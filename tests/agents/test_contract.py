@@ -5,9 +5,9 @@ tests/agents/package.json pins, accepts the exact command line kitty builds for 
 No credentials and no network: every base URL points at a service on 127.0.0.1 that
 answers 401. A CLI passes when it got past its argument parsing and sent the prompt
 (from stdin or its file) to that service: it fails on credentials, never on an
-unknown option, a usage dump or a wrong type. The CLIs run in parallel (node start-up
-is most of their time). On a developer's machine without npm these tests skip; in CI
-with npm they fail when the CLIs are not installed (`make test` installs them).
+unknown option, a usage dump or a wrong type. Each CLI runs when its test asks for it
+(beside another worker's under pytest-xdist). On a developer's machine without npm these
+tests skip; in CI with npm they fail when the CLIs are not installed (`make test` installs them).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -27,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from kitty.agents.clis import NOT_VERIFIED, TESTED, Dispatch, backend_for
-from tests.agents.clis import BIN, PINNED, environment, pinned_version, require
+from tests.agents.clis import PINNED, environment, pinned_version, require
 from tests.agents.loopback import Loopback, Request, serve
 from tests.helpers import init_repo
 
@@ -194,13 +192,23 @@ def run_in(name: str, role: str, tmp: Path, loopback: Loopback) -> Outcome:
 CASES = [(name, "implement") for name in PINNED] + [("codex", "review")]
 
 
+class Outcomes(dict[tuple[str, str], Outcome]):
+    """Each case's outcome, run the first time a test asks for it: a pytest-xdist worker
+    runs only the CLIs of its own tests, and never more than one CLI at a time (seven
+    node start-ups at once on each of two workers starve opencode past LIMIT)."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__()
+        self.tmp = tmp
+
+    def __missing__(self, case: tuple[str, str]) -> Outcome:
+        self[case] = run_cli(*case, self.tmp)
+        return self[case]
+
+
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], Outcome]]:
-    installed = [(n, r) for n, r in CASES if (BIN / n).exists()]
-    tmp = tmp_path_factory.mktemp("contract")
-    with ThreadPoolExecutor(max_workers=len(CASES)) as pool:
-        futures = {case: pool.submit(run_cli, *case, tmp) for case in installed}
-        yield {case: future.result() for case, future in futures.items()}
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Outcomes:
+    return Outcomes(tmp_path_factory.mktemp("contract"))
 
 
 @pytest.mark.timeout(300)

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from kitty.agents.clis import Dispatch, backend_for
+from kitty.agents.reports import cli_of, read_report
 from tests.agents.clis import environment, require
 from tests.agents.double import Action, Script, anthropic, responses
 from tests.agents.double_chat import chat
@@ -46,6 +47,12 @@ WPS = [{"wp_id": f"WP0{i}", "owned": [f"src/wp0{i}.txt"]} for i in (1, 2, 3)]
 
 def events(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def cycles(repo: Path) -> str:
+    """Every review cycle's feedback (a rejection by the double says what the diff gave)."""
+    found = sorted((repo / "kitty-specs" / SLUG / "tasks").rglob("review-cycle-*.md"))
+    return "".join(f"\n--- {p.parent.name}/{p.name}\n{p.read_text()[-1500:]}" for p in found)
 
 
 def check_prompts_and_commands(
@@ -121,6 +128,8 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
             subprocess.run(
                 ["opencode", "db", "select 1"], env=env, capture_output=True, timeout=120
             )
+        qwen_settings = home / ".qwen" / "settings.json"
+        settings = qwen_settings.read_text() if qwen_settings.exists() else None
         cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             kitty_argv(repo, "sprint", "--no-caffeinate", "--json", "--implementer", implementer,
@@ -134,6 +143,8 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
         for p in sorted(repo.rglob(".kittify/runs/*/*.log"))
     )
     stream = events(done.stdout)
+    # qwen left its settings as written: concurrent first starts do not race on them
+    assert (qwen_settings.read_text() if qwen_settings.exists() else None) == settings
     # kitty's narrowed permissions let every tool call through (edit, git, kitty)
     refused = [r for r in script.results if DENIED.search(r)]
     assert not refused, refused
@@ -141,13 +152,22 @@ def test_sprint_with_real_clis_rejects_fixes_approves_and_merges(
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:] + logs
     end = stream[-1]
     assert end["event"] == "end" and end["ok"] and end["merged"], end
+    # each CLI's own tokens (and claude's and opencode's cost), summed per agent (issue 38)
+    for agent in {implementer, reviewer}:
+        assert end["usage"]["by_agent"][agent]["tokens"] > 0, (agent, end["usage"])
+    if "claude" in (implementer, reviewer):
+        assert end["usage"]["by_agent"]["claude"]["cost_usd"] > 0, end["usage"]
 
     # who did what: the implementer did all three and fixed WP02; the other reviewed
     runs = [(e["wp_id"], e["role"], e["agent"]) for e in stream if e["event"] == "dispatch"]
     assert sorted(runs) == sorted(
         [(w, "implement", implementer) for w in ("WP01", "WP02", "WP02", "WP03")]
         + [(w, "review", reviewer) for w in ("WP01", "WP02", "WP02", "WP03")]
-    ), "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch") + logs
+    ), (
+        "\n".join(json.dumps(e)[:400] for e in stream if e["event"] != "dispatch")
+        + logs
+        + cycles(repo)
+    )
     check_prompts_and_commands(script, repo, tmp_path, implementer, reviewer)
 
     # the merged result holds each WP's file, WP02 with its fix
@@ -188,7 +208,7 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
     for name in names:
         require(name)
 
-    def run(name: str) -> tuple[str, list[str], list[bool]]:
+    def run(name: str) -> tuple[str, list[str], list[bool], list[str]]:
         workspace = init_repo(tmp_path / name / "ws")
         script = Forbidden(feedback_dir=tmp_path, workspace=str(workspace))
         prompt = "# Implement WP01 – Thing\n\nDo the work.\n"
@@ -201,17 +221,22 @@ def test_a_command_outside_git_and_kitty_is_refused_by_the_narrowed_permissions(
         with serve() as double:
             double.responders += [anthropic(script), chat(script), gemini(script)]
             env = {**environment(name, tmp_path / name / "home", double.url), **invocation.env}
-            subprocess.run(
+            done = subprocess.run(
                 invocation.argv, cwd=invocation.cwd, input=invocation.stdin, env=env,
                 capture_output=True, text=True, timeout=150,
             )  # fmt: skip
         print(f"{name}: {time.monotonic() - start:.1f} s, {script.results}")
         made = [(workspace / f).is_file() for f in ("forbidden.txt", "allowed.txt")]
-        return name, script.results, made
+        # what the sprint reads from the CLI's own output (issue 38)
+        report = read_report(cli_of(invocation.argv), done.stdout + done.stderr)
+        return name, script.results, made, report.denials
 
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         outcomes = list(pool.map(run, names))
-    for name, results, made in outcomes:
+    tool = {"claude": "Bash", "gemini": "run_shell_command", "qwen": "run_shell_command",
+            "opencode": "bash"}  # fmt: skip
+    for name, results, made, refused in outcomes:
+        assert refused == [f"{tool[name]}(touch forbidden.txt)"], (name, refused)
         assert len(results) == 3, (name, results)
         assert DENIED.search(results[0]) and not made[0], (name, results)
         assert not DENIED.search(results[1]) and not DENIED.search(results[2]), (name, results)

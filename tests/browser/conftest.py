@@ -9,12 +9,14 @@ silently from the suite that is supposed to run it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,8 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: This run's id: pytest-xdist gives all its workers one; a serial run makes its own.
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
 
 
 def _unavailable(why: str) -> None:
@@ -60,8 +64,17 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     except ImportError:
         _unavailable("the playwright package (pip install -e '.[test]')")
     executable = chromium_path()
-    (ARTIFACTS / "figures.json").unlink(missing_ok=True)  # figures of this run only
     profile = tmp_path_factory.mktemp("chromium-profile")
+    # This browser's own HOME and XDG dirs (NSS database, fontconfig and crash caches):
+    # it starts before any test's hermetic HOME, and every pytest-xdist worker has one.
+    home = tmp_path_factory.mktemp("chromium-home")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+    }
     with sync_playwright() as pw:
         # A persistent context is how Playwright takes a fresh --user-data-dir.
         context = pw.chromium.launch_persistent_context(
@@ -70,6 +83,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             headless=True,
             chromium_sandbox=False,
             args=CHROMIUM_FLAGS,
+            env=env,
         )
         try:
             yield context
@@ -135,9 +149,15 @@ def stop(served: Served) -> str:
 
 
 def record(name: str, value: Any) -> None:
-    """Keep a measured figure in build/browser/figures.json (printed at the end of the run)."""
+    """Keep a measured figure in build/browser/figures.json (printed at the end of the run).
+    The file holds this run's figures only (`figures.run` names the run), and the
+    pytest-xdist workers of one run add theirs to it one at a time (a lock beside it)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / "figures.json"
-    figures = json.loads(path.read_text()) if path.is_file() else {}
-    figures[name] = value
-    path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+    path, run = ARTIFACTS / "figures.json", ARTIFACTS / "figures.run"
+    with (ARTIFACTS / "figures.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        same_run = run.is_file() and run.read_text() == RUN
+        figures = json.loads(path.read_text()) if same_run and path.is_file() else {}
+        figures[name] = value
+        path.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+        run.write_text(RUN)

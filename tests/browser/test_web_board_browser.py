@@ -385,6 +385,12 @@ def cpu_seconds(pid: int) -> float:
 # -- editing from the page (kitty board --serve --edit) ----------------------------------
 
 
+def status_says(page: Any, words: str) -> None:
+    """Wait for the edit status line to say `words`: the board's event stream may move
+    the card before the page has the reply to its own request (a loaded machine)."""
+    wait_for(page, f"document.getElementById('edit-status').textContent.includes({words!r})")
+
+
 def in_column(wp: str, column: str) -> str:
     return f"""() => {{ const c = document.querySelector('.card[data-wp={wp}]');
         return c && c.closest('.column').dataset.column === '{column}'; }}"""
@@ -405,20 +411,20 @@ def test_editing_from_the_page_moves_a_card_and_adds_a_wp(repo: Path, watched: W
         page.screenshot(path=str(ARTIFACTS / "web-board-edit.png"))
         page.click("#move-go")
         wait_for(page, in_column("WP05", "In progress"), timeout=5000)
-        assert "moved WP05" in page.inner_text("#edit-status")
+        status_says(page, "moved WP05")
         page.keyboard.press("Escape")
         page.fill("#add-title", "Added from the page")
         page.fill("#add-deps", "WP01")
         page.click("#add-go")
         wait_for(page, in_column("WP07", "Planned"), timeout=8000)
-        assert "added WP07" in page.inner_text("#edit-status")
+        status_says(page, "added WP07")
         assert "Added from the page" in page.inner_text(".card[data-wp=WP07]")
         # An illegal move is refused with the CLI's own message, and changes nothing.
         page.click(".card[data-wp=WP03]")
         page.select_option("#move-to", "done")
         page.click("#move-go")
         wait_for(page, "document.getElementById('edit-status').className.includes('bad')")
-        assert "refused" in page.inner_text("#edit-status")
+        status_says(page, "refused")
     finally:
         stop(served)
     wps = {w["id"]: w for w in ok(repo, "status", "--json").json()["work_packages"]}
@@ -629,7 +635,7 @@ def test_the_add_form_takes_objective_subtasks_and_owned_paths_and_edits_a_card(
         page.fill("#add-subtasks", "Coupon model\nApply at checkout\n")
         page.click("#add-go")
         wait_for(page, in_column("WP07", "Planned"), timeout=8000)
-        assert "added WP07" in page.inner_text("#edit-status")
+        status_says(page, "added WP07")
         # the same card, edited on the page: a new title, one more owned path and subtask
         page.click(".card[data-wp=WP07]")
         page.wait_for_selector("dialog[open] #wp-edit-form:not(.hidden)")

@@ -5,6 +5,7 @@ the prompt like a well-behaved agent, or misbehaves when asked to:
 FAKE_<NAME>_MODE = ok | fail | noop | denied | hang | slow | nocommit (writes its file, commits
 nothing, asks for review) | forcecommitless (the same, forcing the move with a note),
 FAKE_<NAME>_REJECT = WP02,...
+FAKE_<NAME>_RESULT = a JSON line it prints after the work (claude's result: usage, cost).
 
 Review panels (`kitty review run`): $FAKE_PANEL_SCRIPT names a JSON file scripting
 each round: {"review": {"<round>": {"<persona>": [findings] | "fail" | "garbage" | "edit"}},
@@ -69,6 +70,21 @@ def main() -> int:
         return 3
     if mode == "noop":
         return 0
+    if mode in ("auth", "limited"):  # claude's is_error result: every run, or the first
+        state = Path(os.environ.get("FAKE_STATE_DIR", tempfile.gettempdir()), f"{NAME}.limited")
+        if mode == "auth" or not state.exists():
+            state.touch()
+            status, words = (
+                (401, "Invalid API key · Fix external API key")
+                if mode == "auth"
+                else (429, "API Error: Request rejected (429) · rate limit; retry after 1s")
+            )
+            if NAME == "codex":  # codex exec --json's own failure
+                print(json.dumps({"type": "turn.failed", "error": {"message": words}}))
+                return 1
+            print(json.dumps({"type": "result", "subtype": "success", "is_error": True,
+                              "api_error_status": status, "result": words}))  # fmt: skip
+            return 1
     if mode == "denied":  # what claude -p prints when it refused a tool call: exit 0
         print(
             json.dumps(
@@ -241,5 +257,15 @@ def panel(prompt: str) -> bool:
     return True
 
 
+def with_result() -> int:
+    """main(), then the JSON result in $FAKE_<NAME>_RESULT, as claude prints its own
+    (its usage, cost, denials) after the work."""
+    code = main()
+    result = os.environ.get(f"FAKE_{NAME.upper()}_RESULT")
+    if result and ARGV != ["--version"]:
+        print(result)
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(with_result())

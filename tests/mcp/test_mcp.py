@@ -4,9 +4,7 @@ its `--json` command, errors carry kitty's code and hint."""
 from __future__ import annotations
 
 import json
-import os
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import git, kitty, lane_commit, make_mission, ok
+from tests.mcpclient import drive, payload
 
 mcp = pytest.importorskip("mcp")
 
@@ -35,51 +34,21 @@ def session(
 ) -> list[Any]:
     """Start `kitty -C repo mcp`, list the tools, make `calls`, return the results (the
     listed tools' names first; the SDK's Tool objects go into `listing` when given)."""
-    import anyio
-    from mcp import Client, StdioServerParameters
 
-    argv = command or [sys.executable, "-m", "kitty"]
-    params = StdioServerParameters(
-        command=argv[0], args=[*argv[1:], "-C", str(repo), "mcp"], env=dict(os.environ)
-    )
-
-    async def main() -> list[Any]:
+    async def script(client: Any) -> list[Any]:
         results: list[Any] = []
-        # a StdioServerParameters makes the SDK's Client launch and speak over stdio_client
-        async with Client(params, read_timeout_seconds=60) as client:
-            tools = await client.list_tools()
-            results.append(sorted(t.name for t in tools.tools))
-            if listing is not None:
-                listing.extend(tools.tools)
-            for name, arguments in calls:
-                if callable(name):  # a step outside MCP (a commit in the lane)
-                    results.append(name())
-                    continue
-                results.append(await client.call_tool(name, arguments))
+        tools = await client.list_tools()
+        results.append(sorted(t.name for t in tools.tools))
+        if listing is not None:
+            listing.extend(tools.tools)
+        for name, arguments in calls:
+            if callable(name):  # a step outside MCP (a commit in the lane)
+                results.append(name())
+                continue
+            results.append(await client.call_tool(name, arguments))
         return results
 
-    # A thread of its own: another test (e.g. a sync browser driver) may have left an event
-    # loop running in this one, and anyio.run refuses to nest.
-    out: list[list[Any]] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(anyio.run(main))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(timeout=300)
-    if errors:
-        raise errors[0]
-    return out[0]
-
-
-def payload(result: Any) -> dict[str, Any]:
-    text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-    return json.loads(text)  # type: ignore[no-any-return]
+    return drive(repo, script, command, timeout=300)
 
 
 @pytest.fixture

@@ -4,11 +4,7 @@ name tools and their parameters, not shell commands."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +12,8 @@ from typing import Any
 import pytest
 
 from kitty.mcp.hints import call, for_mcp
+from tests import mcpclient
+from tests.mcpclient import payload
 
 mcp = pytest.importorskip("mcp")
 
@@ -24,40 +22,17 @@ Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 def drive(repo: Path, script: Callable[[Call], Awaitable[Any]]) -> Any:
     """Run `script(call)` against `kitty -C repo mcp`; `call(tool, args)` answers the JSON."""
-    import anyio
-    from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kitty", "-C", str(repo), "mcp"], env=dict(os.environ)
-    )
+    async def run(client: Any) -> Any:
+        async def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            result = await client.call_tool(name, arguments)
+            doc = payload(result)
+            doc["_is_error"] = bool(result.is_error)
+            return doc
 
-    async def main() -> Any:
-        async with Client(params, read_timeout_seconds=120) as client:
+        return await script(tool)
 
-            async def tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-                result = await client.call_tool(name, arguments)
-                text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-                doc: dict[str, Any] = json.loads(text)
-                doc["_is_error"] = bool(result.is_error)
-                return doc
-
-            return await script(tool)
-
-    out: list[Any] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(anyio.run(main))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join(timeout=600)
-    if errors:
-        raise errors[0]
-    return out[0]
+    return mcpclient.drive(repo, run)
 
 
 def _ok(doc: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,9 @@ def _env(tmp: Path) -> dict[str, str]:
         "HOME": str(home),
         "SPEC_KITTY_NO_UPGRADE_CHECK": "1",
         "NO_COLOR": "1",
+        # the oracle's venv is shared (by every pytest-xdist worker, by worktrees that
+        # link it): its processes only read it, never write bytecode into it
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
 
 

@@ -86,7 +86,7 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
     edit files and run git and kitty, as narrow as the CLI allows (tests/agents runs
     these against the real binaries)."""
     d = Dispatch("x", "implement", "PROMPT", "/p.md", "/ws", "WP01", "m", "/repo", 600)
-    tools = "Read,Edit,Write,Glob,Grep,Bash(git *),Bash(kitty *)"
+    tools = "Read,Edit(//ws/**),Write(//ws/**),Glob,Grep,Bash(git *),Bash(kitty *)"
     on_stdin = {
         "claude": ["claude", "-p", "--output-format", "json", "--allowedTools", tools],
         "codex": [
@@ -98,11 +98,12 @@ def test_backends_build_command_lines_the_current_clis_accept() -> None:
             "allow_login_shell=false",
             "-C",
             "/ws",
+            "--json",
             "-",
         ],
         "gemini": [
             "gemini", "--skip-trust", "--approval-mode", "default", "--policy",
-            str(GEMINI_POLICY), "--output-format", "json",
+            str(GEMINI_POLICY), "--output-format", "stream-json",
         ],
         "opencode": ["opencode", "run", "--dir", "/ws", "--format", "json"],
         "qwen": [
@@ -232,6 +233,7 @@ def test_fake_clis_receive_the_exact_argv(repo: Path, fakes: Path) -> None:
         "allow_login_shell=false",
         "-C",
         workspace,
+        "--json",
         "--add-dir",
         str(repo),
         "-o",
@@ -306,7 +308,10 @@ def test_failing_reviewer_halts_that_wp(
     halts = [e for e in events(done) if e["event"] == "halt"]
     assert {h["wp_id"] for h in halts} == {"WP01", "WP02"}
     message = halts[0]["message"]
-    assert message.startswith("ERROR: Configured reviewer 'codex' failed (exit 3).")
+    # the reviewer's own words, classified
+    assert message.startswith(
+        "ERROR: Configured reviewer 'codex' failed (exit 3: fake agent: simulated crash [crash])."
+    )
     assert "a) Retry" in message and "b) Switch reviewer" in message
     assert "--self-review-fallback --intended-reviewer codex" in message
     # Back in for_review (recorded, forced, with the reason) for another reviewer.
@@ -617,7 +622,10 @@ def test_failed_reviewer_returns_the_wp_and_option_b_switches_reviewer(
     (halt,) = [e for e in events(done) if e["event"] == "halt"]
     assert lanes_of(repo) == {"WP01": "for_review"}  # recorded, with the reason
     log = (repo / "kitty-specs" / "demo-01ABCDEF" / "status.events.jsonl").read_text()
-    assert "reviewer codex failed (exit 3): back to for_review" in log
+    assert (
+        "reviewer codex failed (exit 3: fake agent: simulated crash [crash]): back to for_review"
+        in log
+    )
     _retry, switch, _fallback = printed_commands(halt["message"])
     assert "--agent gemini" in switch
     run_printed(repo, switch)

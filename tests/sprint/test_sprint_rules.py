@@ -51,7 +51,8 @@ def test_overlapping_lists_never_review_your_own_work_and_logs_count_cycles(
         ("WP02", "implement", 1),
         ("WP02", "review", 1),
     ]
-    (run_dir,) = (repo / ".kittify" / "runs").iterdir()
+    # one run folder (beside it, the board's live-<mission>.json)
+    (run_dir,) = [p for p in (repo / ".kittify" / "runs").iterdir() if p.is_dir()]
     assert sorted(p.name for p in run_dir.glob("*.log")) == [
         "WP01-implement-1.log",
         "WP01-implement-2.log",

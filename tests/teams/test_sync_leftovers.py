@@ -5,7 +5,7 @@ The kills are deterministic: a `git` wrapper first on PATH does what git does up
 point (takes `index.lock` as git does, or merges without committing and takes
 `HEAD.lock` and the branch's ref lock), says so, and waits; the test then kills the
 sync's whole process group with SIGKILL, as a terminal's kill or the OOM killer would.
-A bounded random-kill test covers the rest.
+A bounded random-kill test covers the rest (the wrapper and the kills: tests/killing.py).
 """
 
 from __future__ import annotations
@@ -13,85 +13,23 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, kitty, kitty_argv, ok
+from tests.helpers import git, kitty, ok
+from tests.killing import install_git_wrapper, kill_at, kill_randomly
 from tests.remotes import FIVE, clone, publish
 
 CONFIG = "agents:\n  available: [claude, codex]\n"
 LOG = "kitty-specs/demo-01ABCDEF/status.events.jsonl"
-REAL_GIT = shutil.which("git") or "git"
-
-WRAPPER = f"""#!{sys.executable}
-import os, subprocess, sys, time
-REAL = {REAL_GIT!r}
-args = sys.argv[1:]
-pause = os.environ.get("KITTY_TEST_GIT_PAUSE")
-ready = os.environ.get("KITTY_TEST_GIT_READY", "")
-def git_path(name):
-    out = subprocess.run([REAL, "rev-parse", "--git-path", name], capture_output=True, text=True)
-    return out.stdout.strip()
-def take(path, data=b""):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # as git's lockfile.c
-    os.write(fd, data)
-    os.close(fd)
-def wait():
-    open(ready, "w").close()
-    time.sleep(120)
-if pause and args and args[0] == pause and not os.path.exists(ready):
-    if pause == "commit":
-        take(git_path("index.lock"), b"DIRC\\0\\0\\0\\2")  # a torn index, as a killed git leaves it
-        wait()
-    if pause == "merge":
-        subprocess.run([REAL, "merge", "--no-commit", "--no-ff", args[-1]], capture_output=True)
-        ref = subprocess.run([REAL, "symbolic-ref", "HEAD"], capture_output=True, text=True)
-        take(git_path("HEAD.lock"), b"")
-        take(git_path(ref.stdout.strip() + ".lock"), b"")
-        wait()
-os.execv(REAL, [REAL, *args])
-"""
 
 
 @pytest.fixture
 def wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The pausing `git` first on PATH (for kitty's subprocesses); returns the ready file."""
-    bin_dir = tmp_path / "wrap-bin"
-    bin_dir.mkdir()
-    (bin_dir / "git").write_text(WRAPPER)
-    (bin_dir / "git").chmod(0o755)
-    ready = tmp_path / "paused"
-    monkeypatch.setenv("KITTY_TEST_GIT_READY", str(ready))
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return ready
-
-
-def kill_sync_at(repo: Path, pause: str, ready: Path) -> None:
-    """Start `kitty sync`, wait until its git reaches `pause`, kill -9 the process group."""
-    env = {**os.environ, "KITTY_TEST_GIT_PAUSE": pause}
-    proc = subprocess.Popen(
-        kitty_argv(repo, "sync"),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while not ready.exists():
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        assert time.monotonic() < deadline, "the sync never reached the pause point"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    if proc.stderr:
-        proc.stderr.close()
-    ready.unlink()
+    return install_git_wrapper(tmp_path, monkeypatch)
 
 
 def age(path: Path, seconds: float = 60) -> None:
@@ -113,7 +51,7 @@ def test_kill_during_commit_leaves_index_lock_and_the_next_sync_recovers(
 ) -> None:
     bare, a, _ = two_clones(tmp_path)
     ok(a, "move", "WP01", "claimed", "--agent", "al")
-    kill_sync_at(a, "commit", wrapped)
+    kill_at(a, "commit", wrapped, "sync")
     lock = a / ".git" / "index.lock"
     assert lock.exists()  # exactly what a killed `git commit` leaves
     doctor = kitty(a, "doctor")
@@ -132,7 +70,7 @@ def test_kill_during_merge_leaves_head_and_ref_locks_and_the_next_sync_recovers(
     ok(b, "move", "WP02", "claimed", "--agent", "bo")
     ok(b, "sync")  # the remote moves: a's sync has to merge
     ok(a, "move", "WP01", "claimed", "--agent", "al")
-    kill_sync_at(a, "merge", wrapped)
+    kill_at(a, "merge", wrapped, "sync")
     gitdir = a / ".git"
     left = [gitdir / "MERGE_HEAD", gitdir / "HEAD.lock", gitdir / "refs" / "heads" / "main.lock"]
     assert all(p.exists() for p in left), [p for p in left if not p.exists()]
@@ -212,16 +150,7 @@ def test_random_kill_9_of_the_whole_sync_always_recovers(tmp_path: Path) -> None
         ok(b, "agent", "tasks", "mark-status", "T001", "--status", "done", "--agent", f"b{round_}")
         ok(b, "sync")
         ok(a, "agent", "tasks", "mark-status", "T002", "--status", "done", "--agent", f"a{round_}")
-        proc = subprocess.Popen(
-            kitty_argv(a, "sync"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        time.sleep(rng.uniform(0.05, 0.5))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_randomly(a, rng, 0.5, "sync")
         ok(a, "sync")  # whatever was left, the next sync recovers
         assert not (a / ".git" / "MERGE_HEAD").exists()
         assert not list((a / ".git").glob("*.lock"))

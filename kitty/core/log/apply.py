@@ -219,6 +219,9 @@ def apply_annotation(st: WPState, ev: Annotation) -> None:
     note = delta.get("note")
     if isinstance(note, str) and note:
         st.notes.append(note)
+    run = delta.get("agent_run")
+    if run is not None and isinstance(run, dict):
+        add_run(st, run)
     if delta.get("release_runtime_claim") is True:
         st.runtime_claim = None
     if delta.get("review_status") == ACKNOWLEDGED and st.review_status == HAS_FEEDBACK:
@@ -236,3 +239,27 @@ def apply_annotation(st: WPState, ev: Annotation) -> None:
             st.runtime_claim = dict(st.runtime_claim or {}, **claim, at=ev.at)
     if "heartbeat" in delta and st.runtime_claim is not None:
         st.runtime_claim["heartbeat"] = ev.at
+
+
+#: The numbers an `agent_run` annotation's usage carries, summed per WP.
+RUN_USAGE = (
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
+    "turns", "seconds",
+)  # fmt: skip
+
+
+def add_run(st: WPState, run: dict[str, Any]) -> None:
+    """A sprint's record of one agent run: its usage summed into `st.usage`, with the
+    runs, refused calls and errors counted."""
+    total = dict(st.usage or {})
+    usage = run.get("usage")
+    for key in RUN_USAGE:
+        value = usage.get(key) if isinstance(usage, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            total[key] = round(total.get(key, 0) + value, 6)
+    total["runs"] = total.get("runs", 0) + 1
+    denials = run.get("denials")
+    total["denials"] = total.get("denials", 0) + (len(denials) if isinstance(denials, list) else 0)
+    total["errors"] = total.get("errors", 0) + (1 if run.get("error") else 0)
+    total["tokens"] = total.get("input_tokens", 0) + total.get("output_tokens", 0)
+    st.usage = total

@@ -171,6 +171,7 @@ class WPState(Record):
         "since_hold",
         "subtasks",
         "taken",
+        "usage",
         "wp_id",
     )
     wp_id: str
@@ -213,6 +214,8 @@ class WPState(Record):
     noted_slots: dict[str, Any]
     #: Ids of the transitions applied since the current holder took the WP (core.holders).
     since_hold: set[str]
+    #: What the agent runs recorded for this WP cost, summed (`agent_run` annotations).
+    usage: dict[str, Any] | None
 
     def __init__(
         self,
@@ -247,6 +250,7 @@ class WPState(Record):
         claim_slots: dict[str, Any] | None = None,
         noted_slots: dict[str, Any] | None = None,
         since_hold: set[str] | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> None:
         self.wp_id, self.lane, self.agent, self.actor = wp_id, lane, agent, actor
         self.implementer, self.reviewer = implementer, reviewer
@@ -268,6 +272,7 @@ class WPState(Record):
         self.claim_slots = {} if claim_slots is None else claim_slots
         self.noted_slots = {} if noted_slots is None else noted_slots
         self.since_hold = set() if since_hold is None else since_hold
+        self.usage = usage
 
     @property
     def sk_slots(self) -> dict[str, Any]:

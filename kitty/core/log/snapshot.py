@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from kitty.core import lanes
@@ -14,7 +15,14 @@ from kitty.core.transitions import cycle_label, cycles_since_arbiter, halted
 
 
 def sort_ids(ids: Any) -> list[str]:
-    return sorted(ids, key=lambda i: (wp_number(i) if wp_number(i) is not None else 1 << 30, i))
+    """WP ids by number, then text (`WP2` before `WP10`)."""
+    return sorted(ids, key=_id_key)
+
+
+@lru_cache(maxsize=1 << 16)  # the same ids are sorted several times a command
+def _id_key(wp_id: str) -> tuple[int, str]:
+    number = wp_number(wp_id)
+    return (number if number is not None else 1 << 30, wp_id)
 
 
 def summary(board: Board, ids: list[str]) -> dict[str, int]:
@@ -84,29 +92,31 @@ def waits_for(wp: WorkPackage | None, board: Board) -> list[str]:
     return [d for d in wp.dependencies if board.lane(d) not in lanes.SATISFIED]
 
 
-def materialize(board: Board, slug: str, meta: Mapping[str, Any]) -> dict[str, Any]:
-    """The `status.json` snapshot: a pure function of the log (same log, same bytes)."""
-    wps: dict[str, Any] = {}
-    for wp_id in sort_ids(board.wps):
-        st = board.wps[wp_id]
-        entry: dict[str, Any] = dict(st.scalars)
-        entry.update(
-            {
-                "actor": st.actor,
-                "agent": st.agent,
-                "force_count": st.force_count,
-                "lane": st.lane,
-                "last_event_id": st.last_event_id,
-                "last_transition_at": st.last_transition_at,
-                "notes": list(st.notes),
-                "review_cycles": st.review_cycles,
-                "review_result": st.review_result,
-                "review_status": st.review_status,
-                "subtasks": dict(st.subtasks),
-            }
-        )
-        wps[wp_id] = entry
-    ids = list(wps)
+def wp_entry(st: WPState) -> dict[str, Any]:
+    """One WP's entry in `status.json`: a function of its own folded state alone."""
+    entry: dict[str, Any] = dict(st.scalars)
+    entry.update(
+        {
+            "actor": st.actor,
+            "agent": st.agent,
+            "force_count": st.force_count,
+            "lane": st.lane,
+            "last_event_id": st.last_event_id,
+            "last_transition_at": st.last_transition_at,
+            "notes": list(st.notes),
+            "review_cycles": st.review_cycles,
+            "review_result": st.review_result,
+            "review_status": st.review_status,
+            "subtasks": dict(st.subtasks),
+        }
+    )
+    return entry
+
+
+def status_header(
+    board: Board, slug: str, meta: Mapping[str, Any], ids: list[str]
+) -> dict[str, Any]:
+    """Every key of `status.json` but `work_packages` (`ids`: the WPs it lists)."""
     return {
         "event_count": board.event_count,
         "last_event_id": board.last_event_id,
@@ -115,8 +125,14 @@ def materialize(board: Board, slug: str, meta: Mapping[str, Any]) -> dict[str, A
         "mission_slug": slug,
         "mission_type": meta.get("mission_type") or "software-dev",
         "summary": summary(board, ids),
-        "work_packages": wps,
     }
+
+
+def materialize(board: Board, slug: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The `status.json` snapshot: a pure function of the log (same log, same bytes)."""
+    ids = sort_ids(board.wps)
+    wps = {wp_id: wp_entry(board.wps[wp_id]) for wp_id in ids}
+    return {**status_header(board, slug, meta, ids), "work_packages": wps}
 
 
 def wp_view(
@@ -154,4 +170,5 @@ def wp_view(
         ),
         "reason": st.last_reason if st.lane in (lanes.BLOCKED, lanes.CANCELED) else None,
         "gate": gate_view(st.scalars),
+        "usage": st.usage,  # what the sprint's agent runs on it cost (kitty's own)
     }

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kitty.core.log.events import Annotation, LogWarning, Transition
+from kitty.core.log.events import Annotation, LogWarning, Other, Transition
+from kitty.core.log.idset import IdSet
 from kitty.core.log.read import ORDER, parse_log
 from kitty.core.log.state import Board, extend
 
@@ -82,3 +83,31 @@ def fold_chunks(chunks: Iterable[bytes], keep_ids: bool = True) -> StreamFold | 
     if carry and not stream.feed(carry):
         return None
     return stream
+
+
+def fold_tail(
+    board: Board, seen: set[str] | IdSet, tail: bytes, first_line: int
+) -> tuple[list[Transition | Annotation], list[LogWarning]] | None:
+    """Fold whole log lines appended after `board` was built onto it (in place), adding
+    their event ids to `seen` (the ids already folded): the new events in replay order
+    and the tail's warnings, or None (nothing changed) when only a full replay can fold
+    them: a torn last line, a repeated event id, or an event older than the board."""
+    if not tail.endswith(b"\n"):
+        return None
+    parsed = parse_log(tail, first_line=first_line)
+    fresh: list[Transition | Annotation] = []
+    new_ids: set[str] = set()
+    for ev in parsed.events:
+        event_id = ev.event_id
+        if event_id:
+            if event_id in seen or event_id in new_ids:
+                return None  # replay drops or flags a repeat: let it
+            new_ids.add(event_id)
+        if not isinstance(ev, Other):
+            fresh.append(ev)
+    fresh.sort(key=ORDER)
+    if fresh and board.newest_at_us is not None and fresh[0].at_us <= board.newest_at_us:
+        return None  # sorts into the middle of the history: only a replay orders it
+    seen.update(new_ids)
+    extend(board, fresh)
+    return fresh, parsed.warnings

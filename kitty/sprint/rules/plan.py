@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kitty.core import lanes
-from kitty.core.decide import Context, Queues, stalled
+from kitty.core.decide.steps import Context, Queues, stalled
 from kitty.core.log.state import WPState
 
 
@@ -36,6 +36,11 @@ class Options:
     arbiter: str = "escalate"  # escalate | approve
     review_panel: list[str] | None = None  # personas: reviews run as `kitty review run`
     remote: str | None = None  # share the mission with sprints on other machines
+    implementer_model: str | None = None  # --implementer-model (else agents.models...)
+    reviewer_model: str | None = None
+    budget_usd: float | None = None  # --budget: no new run once this much was spent
+    max_tokens: int | None = None  # --max-tokens: the same in tokens
+    rate_limit_wait: float = 30.0  # the first wait after a rate limit (then doubling)
 
 
 IMPLEMENT, REVIEW = "implement", "review"
@@ -64,14 +69,21 @@ class Step:
 
 
 def take_retry(
-    retry: Sequence[Retry], running: Collection[str], halted: Collection[str]
+    retry: Sequence[Retry],
+    running: Collection[str],
+    halted: Collection[str],
+    waiting: Collection[str] = (),
 ) -> tuple[Step | None, list[Retry]]:
     """The first queued re-run still worth starting, and the queue after it (re-runs of
-    WPs that are running or halted meanwhile are dropped)."""
+    WPs that are running or halted meanwhile are dropped; those `waiting` out a rate
+    limit stay queued)."""
+    kept: list[Retry] = []
     for index, (wp_id, role, agent) in enumerate(retry):
-        if wp_id not in running and wp_id not in halted:
-            return Step(START, wp_id, role, agent), list(retry[index + 1 :])
-    return None, []
+        if wp_id in waiting:
+            kept.append(retry[index])
+        elif wp_id not in running and wp_id not in halted:
+            return Step(START, wp_id, role, agent), kept + list(retry[index + 1 :])
+    return None, kept
 
 
 def pick_implementer(

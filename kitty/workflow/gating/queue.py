@@ -22,13 +22,14 @@ from typing import Any
 from kitty.adapters import contain
 from kitty.core import lanes
 from kitty.errors import GitError, GuardRefused, LockBusy, UsageError
+from kitty.mission.mergetree import fast_forward, merge_command, rewind
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import mission_branch, target_branch
-from kitty.workflow import merging
 from kitty.workflow.gating import gate
 from kitty.workflow.gating.queuerecord import ACTOR
 from kitty.workflow.gating.queuerecord import record as _record
 from kitty.workflow.gating.queuerecord import save as _save
+from kitty.workflow.merging import merge as merging
 from kitty.workflow.rules import gate as gate_rules
 from kitty.workflow.rules import queue as rules
 
@@ -68,7 +69,8 @@ def merge(
     except Timeout:
         raise LockBusy(
             f"another kitty merge is running the merge queue of {mission.slug}",
-            "wait for it to finish; a killed one frees the lock (then `kitty merge --resume`)",
+            "wait for it to finish; a killed one frees the lock (then "
+            f"`{merge_command(mission.slug, '--resume')}`)",
         ) from None
     try:
         return _queued(mission, path, strategy, keep_worktrees, resume, abort, log_dir)
@@ -86,17 +88,19 @@ def _queued(
     log_dir: Path | None,
 ) -> dict[str, Any]:
     if not path.is_file():
-        if merging._state_path(mission).is_file():
+        if merging.state_path(mission).is_file():
             raise GuardRefused(
                 "a merge of this mission is already in progress",
-                "run `kitty merge --resume` or `kitty merge --abort`",
+                f"run `{merge_command(mission.slug, '--resume')}` or "
+                f"`{merge_command(mission.slug, '--abort')}`",
             )
         merging._preflight(mission)
         state = _begin(mission, path, strategy, keep_worktrees, log_dir)
     elif not (resume or abort):
         raise GuardRefused(
             "a verified merge of this mission is already in progress",
-            "run `kitty merge --resume` or `kitty merge --abort`",
+            f"run `{merge_command(mission.slug, '--resume')}` or "
+            f"`{merge_command(mission.slug, '--abort')}`",
         )
     else:
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -106,7 +110,8 @@ def _queued(
     if not found:
         raise UsageError(
             "the verification commands are gone from .kittify/config.yaml",
-            "put them back and run `kitty merge --resume`, or `kitty merge --abort`",
+            f"put them back and run `{merge_command(mission.slug, '--resume')}`, or "
+            f"`{merge_command(mission.slug, '--abort')}`",
         )
     return _drive(mission, path, state, found)
 
@@ -238,13 +243,13 @@ def _drive(mission: Mission, path: Path, state: dict[str, Any], found: Any) -> d
             if state["phase"] != rules.MOVE:
                 state = rules.before_move(state)
                 _save(path, state)
-            state = rules.after_move(state, _move(git, path, state))
+            state = rules.after_move(state, _move(mission.slug, git, path, state))
         else:
             state = _step(mission, git, state, found)
         _save(path, state)
 
 
-def _move(git: Any, path: Path, state: dict[str, Any]) -> str:
+def _move(slug: str, git: Any, path: Path, state: dict[str, Any]) -> str:
     """Move the target to the tested tree (squashed onto the old tip with --strategy
     squash: the same tree); the commit it moved to."""
     if not state.get("move_to"):
@@ -262,22 +267,10 @@ def _move(git: Any, path: Path, state: dict[str, Any]) -> str:
     if tip != state["base"]:
         raise GitError(
             f"{target} moved while the merge queue ran ({state['base'][:10]} -> {tip[:10]})",
-            "run `kitty merge --abort`, then `kitty merge` again: the queue tests the new tip",
+            f"run `{merge_command(slug, '--abort')}`, then `{merge_command(slug)}` again: the "
+            "queue tests the new tip",
         )
-    holder = git.worktree_of(target)
-    if holder is not None:
-        from kitty.adapters.git import Git
-
-        status, out, _ = Git(holder, gitpython=True).status(
-            "merge", "--ff-only", "--quiet", move_to
-        )
-        if status != 0:
-            raise GitError(
-                f"cannot fast-forward {target} in {holder}: {out.strip()[:200]}",
-                "commit or stash the local changes there, then `kitty merge --resume`",
-            )
-    else:
-        git.set_branch(target, move_to)
+    fast_forward(git, target, state["base"], move_to, slug)  # repairs a killed one's checkout
     return str(move_to)
 
 
@@ -296,6 +289,8 @@ def _abort(mission: Mission, path: Path, state: dict[str, Any]) -> dict[str, Any
 
     git = Git(mission.project.root, gitpython=True)
     _discard(git, Path(state["worktree"]))
+    if state.get("move_to"):  # killed inside the target's fast-forward: its files put back
+        rewind(git, state["target"], state["base"], state["move_to"])
     path.unlink()
     return {
         "mission": mission.slug,

@@ -451,6 +451,7 @@ def test_materialize_and_wp_view_field_by_field() -> None:
         "review_round": None,
         "review_status": "has_feedback",
         "gate": None,
+        "usage": None,
     }
     missing = wp_view("WP09", None, None, board, 5)
     assert (missing["title"], missing["lane"], missing["max_cycles"], missing["waits_for"]) == (
@@ -698,3 +699,29 @@ def test_conflict_kinds_and_messages() -> None:
     ]
     folded = replay(parse_lines(history).events)
     assert folded.conflicts == [] and folded.wps["WP01"].lane == "approved"
+
+
+def test_agent_run_records_are_summed_per_wp_and_kept_out_of_the_scalars() -> None:
+    """A sprint's `agent_run` annotation (issue 38): its usage summed into the WP's
+    `usage`, runs, refused calls and errors counted; nothing nested leaks to status.json."""
+    run = {
+        "role": "implement",
+        "agent": "claude",
+        "denials": ["Bash(x)"],
+        "error": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.25, "seconds": 2.0},
+    }
+    failed = {"role": "review", "agent": "codex", "denials": [], "error": "boom",
+              "usage": {"input_tokens": 1, "turns": 2, "cost_usd": True}}  # fmt: skip
+    lines = [
+        tr("WP01", "genesis", "planned", T0.format(1), "A"),
+        ann("WP01", T0.format(2), "B", {"agent_run": run}),
+        ann("WP01", T0.format(3), "C", {"agent_run": failed}),
+        ann("WP01", T0.format(4), "D", {"agent_run": "not a record"}),
+    ]
+    st = replay(parse_lines(lines).events).wps["WP01"]
+    assert st.usage == {
+        "input_tokens": 11, "output_tokens": 5, "cost_usd": 0.25, "seconds": 2.0, "turns": 2,
+        "runs": 2, "denials": 1, "errors": 1, "tokens": 16,
+    }  # fmt: skip
+    assert st.scalars == {"agent_run": "not a record"}  # a string is a plain scalar

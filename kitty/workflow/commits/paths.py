@@ -37,6 +37,11 @@ SHARED_PATHSPECS = (
 def pending(mission: Mission, extra: list[Path] | None = None) -> list[str]:
     """kitty's files that differ from HEAD (repository-relative, sorted); an untracked
     status.json is not kitty's to add (it is derived, and some teams ignore it)."""
+    return sorted(pending_files(mission, extra))
+
+
+def pending_files(mission: Mission, extra: list[Path] | None = None) -> dict[str, bool]:
+    """`pending`, each path with whether it is untracked (one `git status`)."""
     from kitty.adapters.git import Git
 
     root = mission.project.root
@@ -45,15 +50,15 @@ def pending(mission: Mission, extra: list[Path] | None = None) -> list[str]:
     out = Git(root).run(
         "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--", *specs
     )
-    found: set[str] = set()
+    found: dict[str, bool] = {}
     for entry in out.split("\0"):
         if len(entry) < 4:
             continue
         code, path = entry[:2], entry[3:]
         if code == "??" and path.endswith("/status.json"):
             continue
-        found.add(path)
-    return sorted(found)
+        found[path] = code == "??"
+    return found
 
 
 def _relative(root: Path, path: Path) -> str:
@@ -77,32 +82,42 @@ def repair_killed_commit(project: layout.Project) -> list[str]:
     return gitrepair.clear_dead_committer(Git(project.root), common, places) or []
 
 
-def commit_recorded(project: layout.Project, paths: list[str], message: str | None) -> str | None:
+def commit_recorded(
+    project: layout.Project,
+    paths: list[str],
+    message: str | None,
+    untracked: list[str] | None = None,
+) -> str | None:
     """`commit_paths` in the project's main checkout with this process's pid recorded
     for as long as it runs (what `repair_killed_commit` goes by)."""
     from kitty.adapters import gitrepair
     from kitty.adapters.git import Git
 
     with gitrepair.committing(project.git_common_dir):
-        return commit_paths(Git(project.root), paths, message)
+        return commit_paths(Git(project.root), paths, message, untracked)
 
 
-def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
+def commit_paths(
+    git: Git, paths: list[str], message: str | None, untracked: list[str] | None = None
+) -> str | None:
     """Commit exactly `paths` (their working-tree content), leaving other staged work
     alone; retries while another git holds the index lock. None: nothing to commit.
 
     Call under the commit lock. The subject is `kitty: <message>`; when the commit
     takes other writers' events along it counts them and its body lists them all; a
     message of None names the first event committed (the deferred committer's).
+    `untracked`: which of `paths` git does not track yet, when the caller knows (from
+    `pending_files`; otherwise git is asked).
     """
     logs = [p for p in paths if p.endswith("/" + LOG_NAME)]
     before = _committed_sizes(git, logs)
     deadline = time.monotonic() + retry_seconds()
     pause = 0.02
     while True:
+        seen = _stats(git.path, paths)  # before the summary reads the logs
         summary = _summary(git.path, logs, before, None)
         try:
-            sha = _commit_once(git, paths, _message(message, summary[0]))
+            sha, still = _commit_once(git, paths, _message(message, summary[0]), untracked, seen)
             break
         except GitError as exc:
             left = deadline - time.monotonic()
@@ -110,7 +125,7 @@ def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
                 raise
             time.sleep(min(pause, left))
             pause = min(pause * 2, 0.5)
-    if sha is not None and logs:
+    if sha is not None and logs and not still:
         after = _committed_sizes(git, logs)
         if after != summary[1]:  # the logs grew between the summary and the commit
             lines, _ = _summary(git.path, logs, before, after)
@@ -118,22 +133,48 @@ def commit_paths(git: Git, paths: list[str], message: str | None) -> str | None:
     return sha
 
 
-def _commit_once(git: Git, paths: list[str], message: str) -> str | None:
-    untracked = git.run("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
-    new = sorted(set(untracked.split("\0")) - {""})
-    if new:
-        git.run("add", "--", *new)
+def _commit_once(
+    git: Git,
+    paths: list[str],
+    message: str,
+    untracked: list[str] | None = None,
+    seen: list[tuple[int, int, int, int] | None] | None = None,
+) -> tuple[str | None, bool]:
+    """The new commit's sha (None: nothing to commit), and whether no path changed on
+    disk since `seen` (their stats when the message was written; then the commit holds
+    what the message lists and the index what was committed)."""
+    if untracked is None:
+        listed = git.run("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
+        untracked = sorted(set(listed.split("\0")) - {""})
+    if untracked:
+        git.run("add", "--", *untracked)
     code, out, err = git.status("commit", "--quiet", "--only", "-m", message, "--", *paths)
+    still = code == 0 and seen is not None and _stats(git.path, paths) == seen
     # `commit --only` reads each file twice (for the commit, and for the index); a log
-    # appended to in between leaves the index at neither version: put it back at HEAD's.
+    # appended to in between leaves the index at neither version: put it back at HEAD's
+    # (not needed when no file changed on disk during the commit).
     if code == 0 or "nothing to commit" in out or "no changes added" in out:
-        git.run("reset", "--quiet", "--", *paths)
+        if not still:
+            git.run("reset", "--quiet", "--", *paths)
         if code != 0:
-            return None  # someone else's commit took these changes along
-        return git.run("rev-parse", "--verify", "HEAD").strip()
+            return None, False  # someone else's commit took these changes along
+        return git.run("rev-parse", "--verify", "HEAD").strip(), still
     git.status("reset", "--quiet", "--", *paths)  # unstage what `add` staged, if it can
     detail = (err or out).strip().replace("\n", " ")[:400]
     raise GitError(f"git commit failed: {detail}", "see the git message above")
+
+
+def _stats(root: Path, paths: list[str]) -> list[tuple[int, int, int, int] | None]:
+    """(inode, size, mtime, ctime in ns) of each path, None for one that is missing."""
+    found: list[tuple[int, int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(root / path)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return found
 
 
 def _reword(git: Git, sha: str, message: str) -> str:

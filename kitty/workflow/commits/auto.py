@@ -33,7 +33,7 @@ from kitty.adapters import eventlog
 from kitty.core.log.state import as_dict
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
-from kitty.workflow.commitpaths import commit_recorded, pending, repair_killed_commit
+from kitty.workflow.commits.paths import commit_recorded, pending_files, repair_killed_commit
 
 
 def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:
@@ -61,7 +61,7 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
     if not mission.config.auto_commit:
         return None
     if mission.config.commit_delay > 0 and not extra:
-        from kitty.workflow.deferredcommit import defer
+        from kitty.workflow.commits.deferred import defer
 
         defer(mission.project, mission.slug)
         return None
@@ -70,10 +70,12 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
         lock = mission.project.lock_path("commit")
         with eventlog.locked(lock, "kitty's auto-commit", max(eventlog.lock_timeout(), 60.0)):
             repair_killed_commit(mission.project)
-            paths = pending(mission, extra)
+            found = pending_files(mission, extra)
+            paths = sorted(found)
             if not paths:
                 return None  # nothing of kitty's is pending: another writer committed it
-            return commit_recorded(mission.project, paths, message)
+            untracked = [path for path in paths if found[path]]
+            return commit_recorded(mission.project, paths, message, untracked)
     except KittyError as exc:
         _warn_pending(mission, message, exc, paths)
         return None

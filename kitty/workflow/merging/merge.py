@@ -1,5 +1,5 @@
 """`kitty merge`: lanes → mission branch → target, once `kitty accept`
-(kitty.workflow.acceptance) recorded the mission ready."""
+(kitty.workflow.merging.accept) recorded the mission ready."""
 
 from __future__ import annotations
 
@@ -21,18 +21,21 @@ from kitty.mission.mergetree import (
     clear_dead_locks,
     drop_worktree,
     ensure_worktree,
+    fast_forward,
+    merge_command,
     registered,
     remove_merged_lane,
+    rewind,
 )
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_branch, lane_path, mission_branch, target_branch
-from kitty.workflow.acceptance import NotReady, active_ids
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
+from kitty.workflow.merging.accept import NotReady, active_ids
 
 # -- merge -------------------------------------------------------------------
 
 
-def _state_path(mission: Mission) -> Path:
+def state_path(mission: Mission) -> Path:
     return mission.project.git_common_dir / "kitty" / f"merge-{mission.slug}.json"
 
 
@@ -118,7 +121,7 @@ def dry_run(mission: Mission) -> dict[str, Any]:
 class MergeConflict(GitError):
     code = "merge_conflict"
 
-    def __init__(self, step: dict[str, Any], files: list[str], worktree: Path) -> None:
+    def __init__(self, step: dict[str, Any], files: list[str], worktree: Path, slug: str) -> None:
         what = (
             f"lane {step['lane_id']}"
             if step["kind"] == "lane"
@@ -126,8 +129,9 @@ class MergeConflict(GitError):
         )
         super().__init__(
             f"merging {what} conflicts on: {', '.join(files)}",
-            f"resolve the files in {worktree}, `git add` them, then run `kitty merge --resume`; "
-            "or `kitty merge --abort` to go back. Your checkout was not touched.",
+            f"resolve the files in {worktree}, `git add` them, then run "
+            f"`{merge_command(slug, '--resume')}`; or `{merge_command(slug, '--abort')}` to go "
+            "back. Your checkout was not touched.",
         )
         self.files = files
 
@@ -150,7 +154,7 @@ def merge(
         raise UsageError("--resume and --abort exclude each other", "pass one of them")
     if strategy not in ("merge", "squash"):
         raise UsageError(f"unknown strategy {strategy!r}", "use merge or squash")
-    state_file = _state_path(mission)
+    state_file = state_path(mission)
     if abort:
         return _abort(mission, state_file)
     if dry:
@@ -163,40 +167,55 @@ def merge(
         state = json.loads(state_file.read_text())
         _clear_dead_locks(mission, state)
     else:
-        if state_file.is_file():
-            raise GuardRefused(
-                "a merge of this mission is already in progress",
-                "run `kitty merge --resume` or `kitty merge --abort`",
-            )
-        _preflight(mission)
-        path = contain.check(_merge_path(mission))  # no `.worktrees` symlink on the way
-        m_branch, target = mission_branch(mission), target_branch(mission)
-        if not git.branch_exists(m_branch):
-            git.create_branch(m_branch, target)
-        if path.exists():
-            raise GitError(
-                f"{path} already exists (a merge killed before it saved its state)",
-                "run `kitty merge --abort` to remove it, then `kitty merge` again",
-            )
-        state = {
-            "steps": plan(mission),
-            "next": 0,
-            "strategy": strategy,
-            "keep_worktrees": keep_worktrees,
-            "worktree": str(path),
-            "mission_start": git.sha(m_branch),
-            "target_start": git.sha(target),
-            "mission_branch": m_branch,
-            "target": target,
-        }
-        _save(state_file, state)  # before the worktree: a kill from here on is resumable
+        state = _start(mission, git, state_file, strategy, keep_worktrees)
     ensure_worktree(git, state)
     return _run(mission, git, state, state_file, resume)
 
 
+def _start(
+    mission: Mission, git: Any, state_file: Path, strategy: str, keep_worktrees: bool
+) -> dict[str, Any]:
+    """A new merge's state, saved before its worktree is made (a kill from then on is
+    resumable)."""
+    if state_file.is_file():
+        raise GuardRefused(
+            "a merge of this mission is already in progress",
+            f"run `{merge_command(mission.slug, '--resume')}` or "
+            f"`{merge_command(mission.slug, '--abort')}`",
+        )
+    _preflight(mission)
+    path = contain.check(_merge_path(mission))  # no `.worktrees` symlink on the way
+    m_branch, target = mission_branch(mission), target_branch(mission)
+    if not git.branch_exists(m_branch):
+        git.create_branch(m_branch, target)
+    if path.exists():
+        raise GitError(
+            f"{path} already exists (a merge killed before it saved its state)",
+            f"run `{merge_command(mission.slug, '--abort')}` to remove it, then "
+            f"`{merge_command(mission.slug)}` again",
+        )
+    state = {
+        "steps": plan(mission),
+        "next": 0,
+        "strategy": strategy,
+        "keep_worktrees": keep_worktrees,
+        "worktree": str(path),
+        "mission_start": git.sha(m_branch),
+        "target_start": git.sha(target),
+        "mission_branch": m_branch,
+        "target": target,
+    }
+    _save(state_file, state)  # before the worktree: a kill from here on is resumable
+    return state
+
+
 def _clear_dead_locks(mission: Mission, state: dict[str, Any]) -> None:
+    from kitty.adapters.git import Git
+
     project = mission.project
     places = [project.root, project.git_common_dir, project.worktree, Path(state["worktree"])]
+    holder = Git(project.root).worktree_of(state["target"])
+    places += [holder] if holder else []
     clear_dead_locks(project.git_common_dir, places, state)
 
 
@@ -225,7 +244,7 @@ def _run(
                 wt.run("commit", "--quiet", "--no-edit")
             else:
                 wt.run("commit", "--quiet", "-m", _message(mission, step))
-            _after_step(git, wt, state, step)
+            _after_step(mission.slug, git, wt, state, step, state_file)
             state["next"] += 1
             _save(state_file, state)
     while state["next"] < len(state["steps"]):
@@ -236,8 +255,8 @@ def _run(
             step["branch"], _message(mission, step), squash=squash and step["kind"] == "target"
         )
         if not outcome.ok:
-            raise MergeConflict(step, outcome.conflicts, wt.path)
-        _after_step(git, wt, state, step)
+            raise MergeConflict(step, outcome.conflicts, wt.path, mission.slug)
+        _after_step(mission.slug, git, wt, state, step, state_file)
         state["next"] += 1
         _save(state_file, state)
     return _finish(mission, git, wt, state, state_file)
@@ -249,25 +268,16 @@ def _message(mission: Mission, step: dict[str, Any]) -> str:
     return f"Merge mission {mission.slug} into {step['target']}"
 
 
-def _after_step(git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any]) -> None:
+def _after_step(
+    slug: str, git: Any, wt: Any, state: dict[str, Any], step: dict[str, Any], state_file: Path
+) -> None:
     if step["kind"] == "lane":
         git.set_branch(state["mission_branch"], wt.sha())
         return
     result = wt.sha()
-    holder = git.worktree_of(step["target"])
-    if holder is not None:
-        from kitty.adapters.git import Git
-
-        status, out, err = Git(holder, gitpython=True).status(
-            "merge", "--ff-only", "--quiet", result
-        )
-        if status != 0:
-            raise GitError(
-                f"cannot fast-forward {step['target']} in {holder}: {(out or err).strip()[:200]}",
-                "commit or stash the local changes there, then `kitty merge --resume`",
-            )
-    else:
-        git.set_branch(step["target"], result)
+    state["target_result"] = result  # a kill inside the fast-forward: resume or abort it
+    _save(state_file, state)
+    fast_forward(git, step["target"], state["target_start"], result, slug)
     state["merge_commit"] = result
 
 
@@ -376,6 +386,8 @@ def _abort(mission: Mission, state_file: Path) -> dict[str, Any]:
     if path.is_dir() and registered(git, path):
         Git(path, gitpython=True).abort_merge()
     drop_worktree(git, path)
+    if state.get("target_result") and state["next"] < len(state["steps"]):
+        rewind(git, state["target"], state["target_start"], state["target_result"])
     git.set_branch(state["mission_branch"], state["mission_start"])
     state_file.unlink()
     return {

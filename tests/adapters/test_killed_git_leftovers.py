@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_sync_leftovers import LOG, event_ids, two_clones
 from tests.helpers import git, kitty, ok
 from tests.killing import install_git_wrapper, kill_at, kill_randomly
 from tests.remotes import FIVE, clone, publish
+from tests.teams.test_sync_leftovers import LOG, event_ids, two_clones
 
 AUTO = "agents:\n  available: [claude, codex]\n  auto_commit: true\n"
 

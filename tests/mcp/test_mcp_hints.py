@@ -10,7 +10,7 @@ from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board
 from kitty.mcp.hints import call, for_mcp
 from kitty.mcp.server import tools
-from tests.core.test_decide import NOW, ctx, rejected, st, wp
+from tests.core.decide.test_decide import NOW, ctx, rejected, st, wp
 
 #: Commands no MCP tool runs (they start agents or read the shell's config): kept as
 #: shell commands, and named so in `tool_calls`.

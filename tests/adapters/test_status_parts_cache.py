@@ -16,7 +16,7 @@ from kitty.adapters.specs import load_meta
 from kitty.core.log.snapshot import materialize
 from kitty.core.log.state import replay
 from kitty.mission.workspace import Mission
-from tests.cli.test_snapshot_cache import SLUG, WEIGHTED, Ops
+from tests.adapters.test_snapshot_cache import SLUG, WEIGHTED, Ops
 from tests.helpers import git, kitty, make_mission
 
 WRITES = ("move", "claim", "mark")

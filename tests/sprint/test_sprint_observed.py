@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_sprint import FAKE, NAMES, calls, events, lanes_of, planned, sprint
 from tests.helpers import install_fakes, kitty_argv, ok, trust
+from tests.sprint.test_sprint import FAKE, NAMES, calls, events, lanes_of, planned, sprint
 
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_git_workflow import FOUR, approve, implement, planned_repo
+from tests.e2e.test_git_workflow import FOUR, approve, implement, planned_repo
 from tests.helpers import git, init_repo, kitty, ok
 from tests.killing import install_git_wrapper, kill_at, kill_randomly
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, WPState
-from tests.core.test_decide import ALONE, NOW, rejected, st, wp
+from tests.core.decide.test_decide import ALONE, NOW, rejected, st, wp
 
 APPROVE = (
     "kitty agent tasks move-task WP01 --mission m --to approved --force --agent {who} "

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import git, kitty, kitty_argv, ok
-from tests.workflow.test_autocommit import _commits, _env, _kitty_dirty, _moves, _planned
+from tests.workflow.commits.test_autocommit import _commits, _env, _kitty_dirty, _moves, _planned
 
 MARKS = Path(".git/kitty/deferred")
 LOCK = Path(".git/kitty/committer.lock")

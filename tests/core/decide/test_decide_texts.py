@@ -7,7 +7,7 @@ from kitty.core.clock import format_at
 from kitty.core.decide import steps as decide
 from kitty.core.decide.context import stalled
 from kitty.core.log.state import Board, WPState
-from tests.core.test_decide import MIN, NOW, ctx, rejected, run, st, wp
+from tests.core.decide.test_decide import MIN, NOW, ctx, rejected, run, st, wp
 
 
 def test_an_empty_or_unfinalized_mission_says_exactly_what_to_do() -> None:

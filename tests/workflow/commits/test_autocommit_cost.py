@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_autocommit import _kitty_dirty, _planned
 from tests.helpers import git, kitty_argv
+from tests.workflow.commits.test_autocommit import _kitty_dirty, _planned
 
 SHIM = """#!/bin/sh
 printf '%s\\n' "$1" >> {log}

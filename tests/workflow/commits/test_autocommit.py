@@ -20,7 +20,7 @@ import pytest
 
 from tests.helpers import git, kitty_argv, make_mission, ok
 
-WRITER = Path(__file__).resolve().parents[1] / "fakes" / "overlapping_writer.py"
+WRITER = Path(__file__).resolve().parents[2] / "fakes" / "overlapping_writer.py"
 CONFIG = "agents:\n  available: [claude, codex]\n  auto_commit: true\n"
 
 
@@ -41,7 +41,7 @@ def _kitty_dirty(repo: Path) -> str:
 
 
 def _env() -> dict[str, str]:
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     return dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

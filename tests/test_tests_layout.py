@@ -3,7 +3,7 @@
 A test file lives in the folder of tests/ that matches the kitty/ package it tests
 (tests/workflow/ for kitty/workflow/, tests/ for kitty/*.py), or in one of the
 end-to-end folders, which drive the `kitty` command (or the web board in a browser) across
-many modules. A test file named after a kitty module (test_autocommit.py) sits beside
+many modules. A test file named after a kitty module (test_sync.py) sits beside
 where that module lives, so a module that moves takes its tests with it.
 """
 
@@ -90,7 +90,7 @@ def test_the_check_sees_the_whole_tree() -> None:
     tests = [p for p in TESTS.rglob("test_*.py") if "node_modules" not in p.parts]
     assert len(tests) > 100
     assert {"workflow", "teams", "core/log", "panel/rules"} <= packages(KITTY)
-    assert {"autocommit", "sync", "workflow"} <= set(modules(KITTY))
+    assert {"auto", "sync", "workflow"} <= set(modules(KITTY))
 
 
 def _tree(root: Path, files: list[str]) -> Path:

@@ -68,7 +68,7 @@ def status(
     live: list[str] = []
     git = None
     if not as_json:  # for people; agents' --json reads pay for no git process
-        from kitty.workflow.uncommitted import deferred_mark, warning_for
+        from kitty.workflow.commits.pending import deferred_mark, warning_for
 
         auto = opened.config.auto_commit
         git = (str(project.root), opened.display, opened.slug, auto, deferred_mark(opened, auto))
@@ -105,7 +105,7 @@ def cached_view(
         return False
     if isinstance(git, tuple):
         from kitty.output import warn_text
-        from kitty.workflow.uncommitted import warning_for
+        from kitty.workflow.commits.pending import warning_for
 
         err += warn_text(warning_for(*git))
     put(out, err)

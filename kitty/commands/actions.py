@@ -136,7 +136,7 @@ def safe_commit(
     Example:
       kitty safe-commit src/cart.py tests/test_cart.py -m "feat(WP01): cart model"
     """
-    from kitty.workflow.commit import safe_commit as run_commit
+    from kitty.workflow.commits.safe import safe_commit as run_commit
 
     result = run_commit(cwd(ctx), list(paths), message, force)
     emit(
@@ -159,7 +159,7 @@ def accept(ctx: click.Context, mission: str | None, agent: str | None, as_json: 
     Example:
       kitty accept --mission checkout
     """
-    from kitty.workflow.acceptance import accept as run_accept
+    from kitty.workflow.merging.accept import accept as run_accept
 
     result = run_accept(open_mission(ctx, mission), agent)
     text = (
@@ -270,7 +270,7 @@ def merge(
       kitty merge --mission checkout --no-verify
     """
     from kitty.workflow.gating.queue import merge as queued
-    from kitty.workflow.merging import merge as run_merge
+    from kitty.workflow.merging.merge import merge as run_merge
 
     found = open_mission(ctx, mission)
     if dry_run:

@@ -63,7 +63,7 @@ def mission_create(
     Example:
       kitty mission create checkout-flow --title "Checkout flow" --target-branch main
     """
-    from kitty.workflow.missions import create_mission
+    from kitty.workflow.planning.missions import create_mission
 
     result = create_mission(cwd(ctx), name, title, target_branch, initial_commit)
     slug = result["mission"]
@@ -89,7 +89,7 @@ def mission_list(ctx: click.Context, as_json: bool) -> int:
     Example:
       kitty mission list --json
     """
-    from kitty.workflow.missions import list_view
+    from kitty.workflow.planning.missions import list_view
 
     view = list_view(cwd(ctx))
     warn(view["warnings"])
@@ -160,7 +160,7 @@ def wp_add(
           --subtask "POST /cart/items with validation" --subtask "Tests"
       kitty wp add --title "Search index" --body-file index.md --subtasks 2
     """
-    from kitty.workflow.missions import Content, add_wp, read_body
+    from kitty.workflow.planning.missions import Content, add_wp, read_body
 
     content = Content(
         objective, tuple(subtask_texts), read_body(body_file) if body_file is not None else None
@@ -265,7 +265,7 @@ def finalize(
     Example:
       kitty finalize --mission checkout --json
     """
-    from kitty.workflow.missions import finalize as run_finalize
+    from kitty.workflow.planning.missions import finalize as run_finalize
 
     result = run_finalize(open_mission(ctx, mission), allow_placeholders)
     warn(result["warnings"])

@@ -81,9 +81,9 @@ def wp_edit(
       kitty wp edit WP02 --subtask "Empty-cart message" --subtask "T004=Totals with tax"
       kitty wp edit WP02 --remove-subtask T005
     """
-    from kitty.workflow.planning import edit
+    from kitty.workflow.planning.add import read_body
+    from kitty.workflow.planning.edit import edit
     from kitty.workflow.rules.subtasks import SubtaskEdit
-    from kitty.workflow.wp_add import read_body
 
     result = edit(
         open_mission(ctx, mission),
@@ -124,7 +124,7 @@ def wp_depend(
       kitty wp depend WP04 --on WP02,WP03
       kitty wp depend WP04 --remove WP03
     """
-    from kitty.workflow.planning import depend
+    from kitty.workflow.planning.edit import depend
 
     result = depend(open_mission(ctx, mission), wp_id, list(on), list(remove))
     emit(
@@ -168,7 +168,7 @@ def wp_split(
       kitty wp split WP03 --title "Pricing: discounts" --move T004,T005 \\
           --objective "Volume discounts" --owns 'src/pricing/discounts.py'
     """
-    from kitty.workflow.planning import split
+    from kitty.workflow.planning.edit import split
 
     result = split(
         open_mission(ctx, mission),
@@ -228,7 +228,7 @@ def wp_show(ctx: click.Context, wp_id: str, mission: str | None, as_json: bool) 
     Example:
       kitty wp show WP04
     """
-    from kitty.workflow.planning import show
+    from kitty.workflow.planning.edit import show
 
     view = show(open_mission(ctx, mission), wp_id)
     emit(view, show_text(view), as_json)
@@ -252,7 +252,7 @@ def wp_search(
       kitty wp search cart
       kitty wp search "discount rule" --lane planned --json
     """
-    from kitty.workflow.planning import search
+    from kitty.workflow.planning.edit import search
 
     view = search(open_mission(ctx, mission), query, lane)
     lines = []

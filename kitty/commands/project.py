@@ -159,7 +159,7 @@ def doctor(ctx: click.Context, mission: str | None, fix: bool, as_json: bool) ->
     if repaired is not None:
         opened = open_mission(ctx, opened.slug)
     result = diagnose(opened)
-    from kitty.workflow.uncommitted import uncommitted_warning
+    from kitty.workflow.commits.pending import uncommitted_warning
 
     result["agents"] = agent_versions(opened)
     result["warnings"] = (

@@ -131,7 +131,7 @@ def _path(root: Path, value: str | None) -> Path | None:
 
 def wp_add(root: Path, title: str, mission: str | None = None, **given: Any) -> dict[str, Any]:
     """`kitty wp add`; `given`: objective, subtasks, body, depends_on, owns."""
-    from kitty.workflow.wp_add import Content, add_wp
+    from kitty.workflow.planning.add import Content, add_wp
 
     content = Content(given.get("objective"), tuple(given.get("subtasks") or ()), given.get("body"))
     deps, owns = list(given.get("depends_on") or []), list(given.get("owns") or [])
@@ -141,7 +141,7 @@ def wp_add(root: Path, title: str, mission: str | None = None, **given: Any) -> 
 def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
     """`kitty wp edit`; `changes`: title, objective, owns, depends_on, body, subtasks,
     remove_subtasks."""
-    from kitty.workflow.planning import edit
+    from kitty.workflow.planning.edit import edit
     from kitty.workflow.rules.subtasks import SubtaskEdit
 
     subtasks = SubtaskEdit(changes.pop("subtasks", ()), changes.pop("remove_subtasks", ()))
@@ -150,7 +150,7 @@ def wp_edit(root: Path, wp_id: str, mission: str | None = None, **changes: Any) 
 
 def wp_depend(root: Path, wp_id: str, mission: str | None = None, **changes: Any) -> dict[str, Any]:
     """`kitty wp depend`; `changes`: add, remove."""
-    from kitty.workflow.planning import depend
+    from kitty.workflow.planning.edit import depend
 
     return _run(depend, root, mission, wp_id, **changes)
 
@@ -159,13 +159,13 @@ def wp_split(
     root: Path, wp_id: str, title: str, mission: str | None = None, **given: Any
 ) -> dict[str, Any]:
     """`kitty wp split`; `given`: move, objective, owns."""
-    from kitty.workflow.planning import split
+    from kitty.workflow.planning.edit import split
 
     return _run(split, root, mission, wp_id, title, **given)
 
 
 def wp_show(root: Path, wp_id: str, mission: str | None = None) -> dict[str, Any]:
-    from kitty.workflow.planning import show
+    from kitty.workflow.planning.edit import show
 
     return _run(show, root, mission, wp_id)
 
@@ -173,7 +173,7 @@ def wp_show(root: Path, wp_id: str, mission: str | None = None) -> dict[str, Any
 def wp_search(
     root: Path, query: str, lane: str | None = None, mission: str | None = None
 ) -> dict[str, Any]:
-    from kitty.workflow.planning import search
+    from kitty.workflow.planning.edit import search
 
     return _run(search, root, mission, query, lane)
 
@@ -181,7 +181,7 @@ def wp_search(
 def finalize(
     root: Path, mission: str | None = None, allow_placeholders: bool = False
 ) -> dict[str, Any]:
-    from kitty.workflow.missions import finalize as run
+    from kitty.workflow.planning.missions import finalize as run
 
     return _run(run, root, mission, allow_placeholders)
 
@@ -200,7 +200,7 @@ def init(
 
 def mission_create(root: Path, name: str, **given: Any) -> dict[str, Any]:
     """`kitty mission create`; `given`: title, target_branch, initial_commit."""
-    from kitty.workflow.missions import create_mission
+    from kitty.workflow.planning.missions import create_mission
 
     return _doc(
         create_mission(
@@ -216,7 +216,7 @@ def mission_create(root: Path, name: str, **given: Any) -> dict[str, Any]:
 def safe_commit(
     root: Path, paths: list[str], message: str, workspace: str | None = None
 ) -> dict[str, Any]:
-    from kitty.workflow.commit import safe_commit as run
+    from kitty.workflow.commits.safe import safe_commit as run
 
     return _doc(run(_path(root, workspace) or root, list(paths), message))
 
@@ -239,14 +239,14 @@ def resolve(
 
 
 def accept(root: Path, agent: str | None = None, mission: str | None = None) -> dict[str, Any]:
-    from kitty.workflow.acceptance import accept as run
+    from kitty.workflow.merging.accept import accept as run
 
     return _run(run, root, mission, agent)
 
 
 def merge(root: Path, mission: str | None = None, **given: Any) -> dict[str, Any]:
     """`kitty merge`; `given`: dry_run, strategy, keep_worktrees, resume, abort."""
-    from kitty.workflow.merging import merge as run
+    from kitty.workflow.merging.merge import merge as run
 
     opts = {"dry": bool(given.pop("dry_run", False)), **given}
     return _run(run, root, mission, **opts)

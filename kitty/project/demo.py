@@ -9,7 +9,7 @@ from typing import Any
 from kitty.adapters.git import Git
 from kitty.mission.workspace import Mission
 from kitty.project.setup import init_project
-from kitty.workflow.missions import Content, add_wp, create_mission, finalize
+from kitty.workflow.planning.missions import Content, add_wp, create_mission, finalize
 
 #: The bookshop sample: 8 WPs, a dependency diamond, and WP01/WP06 sharing a file.
 SAMPLE: list[dict[str, Any]] = [

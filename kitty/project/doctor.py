@@ -200,7 +200,7 @@ def diagnose(mission: Mission, now_us: int | None = None) -> dict[str, Any]:
     problems += [w.render(shown) for w in mission.board.warnings]
     problems += scan.event_problems
     try:
-        from kitty.workflow.missions import validate
+        from kitty.workflow.planning.missions import validate
 
         validate(mission)
     except SpecErrors as exc:
@@ -259,7 +259,7 @@ def repair(mission: Mission) -> dict[str, Any]:
     security = security_problems(mission)
     if security:
         return {"mission": mission.slug, "actions": [], "refused": security}
-    from kitty.workflow.deferredcommit import flush_now
+    from kitty.workflow.commits.deferred import flush_now
 
     actions: list[str] = remove_stale_git_locks(mission) + flush_now(mission.project)
     path = mission.events_path

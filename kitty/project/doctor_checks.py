@@ -169,7 +169,7 @@ def git_leftover_problems(mission: Mission) -> list[str]:
     process is gone, a merge in progress, and git lock files no live git process owns."""
     from kitty.adapters import gitlocks
     from kitty.teams.sync import MARKER, _pid_alive
-    from kitty.workflow import deferredcommit
+    from kitty.workflow.commits import deferred as deferredcommit
 
     project = mission.project
     common = project.git_common_dir
@@ -247,7 +247,7 @@ def unfinished_merge_problems(mission: Mission) -> list[str]:
     """A `kitty merge` whose state file is left and whose process is gone (killed, or
     stopped at a conflict): the commands that finish or undo it."""
     from kitty.adapters.gitrepair import pid_alive
-    from kitty.workflow.merging import state_path
+    from kitty.workflow.merging.merge import state_path
 
     path = state_path(mission)
     try:

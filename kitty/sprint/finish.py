@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.decide import work_queues
+from kitty.core.decide.steps import work_queues
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
 from kitty.sprint.preflight import lone_reviewer, verification
@@ -100,8 +100,8 @@ class Finishing(SprintState):
 
     def accept_and_merge(self, mission: Mission, result: dict[str, Any]) -> None:
         """Accept the mission (and merge it, with --merge); problems go to `result`."""
-        from kitty.workflow.acceptance import NotReady, accept
         from kitty.workflow.gating.queue import merge
+        from kitty.workflow.merging.accept import NotReady, accept
 
         # Subtasks a rejection reset on an arbiter-approved WP: accept records them
         # (actor accept, naming the approval), in nobody's name (issue 22.8).
@@ -129,7 +129,7 @@ class Finishing(SprintState):
     def stuck(self, mission: Mission) -> list[str]:
         """Why nothing more can move: halted reviews, WPs held by agents this sprint does
         not run, and what `kitty next` says."""
-        from kitty.core.decide import decide
+        from kitty.core.decide.steps import decide
 
         decision = decide(self.ctx(mission))
         return (

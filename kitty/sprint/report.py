@@ -13,7 +13,7 @@ from typing import Any
 from kitty.agents import grants
 from kitty.agents.clis import MANUAL, Backend, Dispatch
 from kitty.agents.reports import NO_COST, READS
-from kitty.core.decide import Queues
+from kitty.core.decide.steps import Queues
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_path
 from kitty.sprint.rules import spend

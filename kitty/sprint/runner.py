@@ -32,7 +32,7 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.core import lanes
-from kitty.core.decide import Queues, work_queues
+from kitty.core.decide.steps import Queues, work_queues
 from kitty.errors import LockBusy
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise

@@ -17,7 +17,7 @@ from typing import Any
 from kitty.adapters import eventlog, snapshots
 from kitty.agents.clis import Backend, backend_for, model_for
 from kitty.core.clock import format_at
-from kitty.core.decide import Context
+from kitty.core.decide.steps import Context
 from kitty.core.record import replace
 from kitty.mission.workspace import Mission
 from kitty.sprint import supervise

@@ -19,7 +19,7 @@ from kitty.core.log.state import HELD, Board, WPState, as_dict
 from kitty.mission.workspace import Mission
 
 if TYPE_CHECKING:  # `kitty status` reads leases without the scheduler
-    from kitty.core import decide
+    from kitty.core.decide import steps as decide
 
 DEFAULT_LEASE_MINUTES = 30
 RECLAIM_ACTOR = "kitty-lease"
@@ -64,7 +64,7 @@ def reclaim_expired(
     mission: Mission, who: str, board: Board, now_us: int, lease: dict[str, Any]
 ) -> tuple[decide.Decision, list[dict[str, Any]]] | None:
     """Take over the WP whose lease expired first (not one `who` holds on this machine)."""
-    from kitty.core import decide
+    from kitty.core.decide import steps as decide
 
     found = _first_expired(mission, who, board, now_us, lease)
     if found is None:

@@ -276,7 +276,7 @@ def _edit_move(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
 
 def _edit_add(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
     """A new WP from the page: `kitty wp add --title T [--depends-on ...]`, same checks."""
-    from kitty.workflow.missions import Content, add_wp
+    from kitty.workflow.planning.missions import Content, add_wp
 
     title = _text(body, "title")
     assert title is not None
@@ -301,7 +301,7 @@ def _strings(body: dict[str, Any], key: str) -> list[str]:
 def _edit_wp(mission: Mission, body: dict[str, Any]) -> dict[str, Any]:
     """A card edited on the page: `kitty wp edit WP [--title] [--objective] [--owns]
     [--subtask]`, same checks; a field left out (or empty) is not changed."""
-    from kitty.workflow.planning import edit
+    from kitty.workflow.planning.edit import edit
     from kitty.workflow.rules.subtasks import SubtaskEdit
 
     wp_id = _text(body, "wp")

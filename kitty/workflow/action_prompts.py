@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from kitty.adapters.files import atomic_write
-from kitty.core.decide import cycle_label
-from kitty.core.decide_context import lane_changed
+from kitty.core.decide.context import lane_changed
+from kitty.core.decide.steps import cycle_label
 from kitty.core.log.state import WPState
 from kitty.core.transitions import cycles_since_arbiter
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import LaneWorkspace, existing_workspace, mission_branch
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 from kitty.workflow.rules.prompts import (
     DependencyInfo,
     PromptContext,

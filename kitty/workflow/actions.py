@@ -9,7 +9,7 @@ from typing import Any
 
 from kitty.adapters import contain
 from kitty.core import lanes
-from kitty.core.decide import FIX, IMPLEMENT, REVIEW
+from kitty.core.decide.steps import FIX, IMPLEMENT, REVIEW
 from kitty.core.log.state import Board, WPState
 from kitty.core.move import MoveRequest
 from kitty.core.record import replace

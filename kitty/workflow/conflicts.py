@@ -9,7 +9,7 @@ from kitty.core.log.conflicts import conflict_view
 from kitty.core.log.state import RESOLVE_KEY, Board
 from kitty.errors import GuardRefused, UsageError
 from kitty.mission.workspace import Mission
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 
 
 def resolve(mission: Mission, wp_text: str, note: str | None, agent: str | None) -> dict[str, Any]:

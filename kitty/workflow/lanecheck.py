@@ -134,8 +134,8 @@ def reviewed_lane(
 
 def _remember(mission: Mission, wp_id: str, change: dict[str, Any]) -> None:
     # `<review_head>|<what changed>`: `next` tells the reviewer, and lets the others take
-    # the review over at once (kitty.core.decide_context.lane_changed)
-    from kitty.core.decide_context import LANE_CHANGED as CHANGED_KEY
+    # the review over at once (kitty.core.decide.context.lane_changed)
+    from kitty.core.decide.context import LANE_CHANGED as CHANGED_KEY
 
     value = f"{change['review_head']}|{change['changes']}"
     st = mission.board.wps.get(wp_id)

@@ -2,140 +2,24 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from kitty import SCHEMA
-from kitty.adapters.config import DEFAULT_MAX_FEEDBACK_BYTES
-from kitty.adapters.eventlog import now_us
-from kitty.adapters.files import atomic_write, read_user_file
 from kitty.core import lanes
-from kitty.core.clock import format_at
 from kitty.core.limits import check_text
 from kitty.core.log.state import HELD, Board, WPState
 from kitty.core.move import MoveCheck, MoveRequest, Policy
-from kitty.core.record import Record, replace
+from kitty.core.record import replace
 from kitty.core.transitions import check_move, cycle_label, unready_dependencies
-from kitty.core.wpfile import dump_front_matter
 from kitty.errors import NotFound, UsageError
 from kitty.mission import feedback
 from kitty.mission.workspace import AGENT_ENV, Mission
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 from kitty.workflow.lanecheck import lane_guard, reviewed_lane
+from kitty.workflow.reviewcycle import ReviewDoc, read_feedback, write_review_cycle
 
 SUBTASK_STATUSES = lanes.SUBTASK_STATUSES
-
-
-class ReviewDoc(Record):
-    """What a review verdict stores as tasks/<stem>/review-cycle-N.md (and its findings)."""
-
-    body: str
-    affected_files: list[str]
-    findings: list[dict[str, Any]] | None
-    reviewers: list[str]
-    #: A review panel's agents (`reviewer_agent`); the actor who ran it is `recorded_by`.
-    panel_agents: list[str]
-
-    def __init__(
-        self,
-        body: str,
-        affected_files: list[str] | None = None,
-        findings: list[dict[str, Any]] | None = None,
-        reviewers: list[str] | None = None,
-        panel_agents: list[str] | None = None,
-    ) -> None:
-        self.body = body
-        self.affected_files = [] if affected_files is None else affected_files
-        self.findings = findings
-        self.reviewers = [] if reviewers is None else reviewers
-        self.panel_agents = [] if panel_agents is None else panel_agents
-
-
-_CYCLE_FILE = re.compile(r"^review-cycle-(\d+)\.md$")
-
-
-def read_feedback(
-    path: Path | None,
-    root: Path | None = None,
-    max_bytes: int = DEFAULT_MAX_FEEDBACK_BYTES,
-    force: bool = False,
-) -> str | None:
-    """The text of --review-feedback-file, which is copied into the repository.
-
-    Only a regular file of at most `max_bytes` (devices, FIFOs and directories are
-    refused without blocking), inside the repository `root` or the system temp
-    directory unless `force`: `/dev/zero` or `~/.ssh/id_rsa` never end up in a commit.
-    """
-    if path is None:
-        return None
-    import tempfile
-
-    allowed = None if force else [Path(tempfile.gettempdir()), *([root] if root else [])]
-    data = read_user_file(path, "review feedback", max_bytes, allowed)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(
-            f"review feedback {path} is not UTF-8 text", "re-save it as UTF-8"
-        ) from None
-    if not text.strip():
-        raise UsageError(
-            f"review feedback file {path} is empty", "write what must change into the file"
-        )
-    return text
-
-
-def next_cycle_number(folder: Path) -> int:
-    if not folder.is_dir():
-        return 1
-    numbers = [int(m.group(1)) for p in folder.iterdir() if (m := _CYCLE_FILE.match(p.name))]
-    return max(numbers, default=0) + 1
-
-
-def write_review_cycle(
-    mission: Mission, wp_id: str, reviewer: str | None, verdict: str, doc: ReviewDoc
-) -> tuple[list[Path], str, int]:
-    """Store a verdict as tasks/<stem>/review-cycle-N.md; return (paths, review_ref, N).
-
-    The front matter keeps exactly the keys other tools read (FORMAT.md); structured
-    findings, when there are any, go beside it in review-cycle-N.findings.json.
-    """
-    wp = mission.wp(wp_id)
-    stem = wp.stem if wp else wp_id
-    folder = mission.dir / "tasks" / stem
-    number = next_cycle_number(folder)
-    front: dict[str, Any] = {
-        "affected_files": sorted(set(doc.affected_files)),
-        "cycle_number": number,
-        "mission_slug": mission.slug,
-        "reviewed_at": format_at(now_us()).replace("+00:00", "Z"),
-        "reviewer_agent": reviewer or "unknown",
-        "verdict": verdict,
-        "wp_id": wp_id,
-    }
-    if doc.panel_agents:  # the findings came from the panel's agents, not from its runner
-        front["reviewer_agent"] = ", ".join(doc.panel_agents)
-        front["recorded_by"] = reviewer or "unknown"
-    path = folder / f"review-cycle-{number}.md"
-    text = dump_front_matter(front, sort_keys=True) + "\n"
-    atomic_write(path, text + doc.body.rstrip("\n") + "\n")
-    paths = [path]
-    if doc.findings is not None:
-        sidecar = folder / f"review-cycle-{number}.findings.json"
-        atomic_write(
-            sidecar,
-            json.dumps(
-                {"schema": SCHEMA, "reviewers": doc.reviewers, "findings": doc.findings},
-                indent=2,
-                sort_keys=True,
-            )
-            + "\n",
-        )
-        paths.append(sidecar)
-    return paths, f"review-cycle://{mission.slug}/{stem}/{path.name}", number
 
 
 def move_task(
@@ -154,6 +38,8 @@ def move_task(
     policy_extra: dict[str, Any] | None = None,
     review_doc: ReviewDoc | None = None,
 ) -> dict[str, Any]:
+    """A move as the commands, MCP, the sprint and the panel spell it: the WP's name, the
+    options, a feedback file; checked and gathered into one MoveRequest for `move`."""
     wp_id = mission.resolve_wp(wp_text)
     check_text(note, "--note", mission.config.max_text_bytes)
     text = read_feedback(
@@ -161,41 +47,78 @@ def move_task(
     )
     doc = review_doc or (ReviewDoc(text) if text is not None else None)
     req = MoveRequest(
-        to_lane=to_lane, actor=(actor := mission.actor(agent)), force=force, note=note,
+        to_lane=to_lane, actor=mission.actor(agent), force=force, note=note,
         has_feedback=doc is not None, merged=merged, self_review_fallback=self_review_fallback,
         intended_reviewer=intended_reviewer, reviewer_failure_reason=reviewer_failure_reason,
     )  # fmt: skip
-    subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
-    policy = mission.policy()
-    target = lanes.canonical(to_lane)
-    policy_extra, reviewed = reviewed_lane(mission, wp_id, target, force, policy_extra)
+    result = move(mission, wp_id, req, doc, policy_extra, named=bool((agent or "").strip()))
+    feedback.collected(None if review_doc else feedback_file)  # in the review cycle now
+    return result
+
+
+def move(
+    mission: Mission,
+    wp_id: str,
+    req: MoveRequest,
+    doc: ReviewDoc | None = None,
+    policy_extra: dict[str, Any] | None = None,
+    named: bool = True,
+) -> dict[str, Any]:
+    """Record one move (and the lanes on its way) under the lock, then auto-commit; the
+    answer of `move --json`. `named`: the actor was named (--agent), not the fallback."""
+    target = lanes.canonical(req.to_lane)
+    policy_extra, reviewed = reviewed_lane(mission, wp_id, target, req.force, policy_extra)
     recorded, unready = lane_guard(mission, wp_id, target, req)  # issue 41
-    outcome: dict[str, Any] = {}
-    written: list[Path] = []
-
-    def build(board: Board) -> list[dict[str, Any]]:
-        before = board.wps.get(wp_id)
-        if before is not None and before.lane in HELD:
-            outcome["holder"] = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
-        state, hops = _on_the_way(mission, wp_id, board, subtasks, req, policy, policy_extra)
-        check = check_move(wp_id, state, subtasks, req, policy, mission.slug)
-        if unready is not None:
-            raise unready
-        outcome["check"] = replace(check, from_lane=hops[0]["from_lane"]) if hops else check
-        extra = {**(policy_extra or {}), **recorded} if recorded else policy_extra
-        return hops + _records(mission, wp_id, check, req, doc, written, extra)
-
+    extra = {**(policy_extra or {}), **recorded} if recorded else policy_extra
+    step = _Step(mission, wp_id, req, doc, policy_extra, extra, unready)
     try:
-        records = mission.record(build)
+        records = mission.record(step.build)
     except BaseException:
-        for path in written:
+        for path in step.written:
             path.unlink(missing_ok=True)
         raise
-    check: MoveCheck = outcome["check"]
-    autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", written)
-    feedback.collected(None if review_doc else feedback_file)  # in the review cycle now
-    warnings = reviewed + _fallback_warning(mission, wp_id, agent, actor, outcome.get("holder"))
+    check = step.check
+    autocommit(mission, f"{wp_id} {check.from_lane} -> {check.to_lane}", step.written)
+    warnings = reviewed + _fallback_warning(wp_id, named, req.actor, step.holder)
     return _moved(mission, wp_id, check, req, records, warnings)
+
+
+class _Step:
+    """The records of one move, built from the board under the lock (`Mission.record`
+    calls `build`); what it checked, whom the WP was held by, and the files it wrote stay
+    on it for the answer, or to be removed when the append fails."""
+
+    def __init__(
+        self,
+        mission: Mission,
+        wp_id: str,
+        req: MoveRequest,
+        doc: ReviewDoc | None,
+        policy_extra: dict[str, Any] | None,
+        extra: dict[str, Any] | None,
+        unready: Exception | None,
+    ) -> None:
+        self.mission, self.wp_id, self.req, self.doc = mission, wp_id, req, doc
+        self.policy_extra, self.extra, self.unready = policy_extra, extra, unready
+        self.subtasks = wp.subtasks if (wp := mission.wp(wp_id)) else ()
+        self.policy = mission.policy()
+        self.holder: str | None = None
+        self.written: list[Path] = []
+        self.check: MoveCheck
+
+    def build(self, board: Board) -> list[dict[str, Any]]:
+        mission, wp_id, req = self.mission, self.wp_id, self.req
+        before = board.wps.get(wp_id)
+        if before is not None and before.lane in HELD:
+            self.holder = before.reviewer if before.lane == lanes.IN_REVIEW else before.agent
+        state, hops = _on_the_way(
+            mission, wp_id, board, self.subtasks, req, self.policy, self.policy_extra
+        )
+        check = check_move(wp_id, state, self.subtasks, req, self.policy, mission.slug)
+        if self.unready is not None:
+            raise self.unready
+        self.check = replace(check, from_lane=hops[0]["from_lane"]) if hops else check
+        return hops + _records(mission, wp_id, check, req, self.doc, self.written, self.extra)
 
 
 def _moved(
@@ -227,12 +150,10 @@ def _moved(
     }
 
 
-def _fallback_warning(
-    mission: Mission, wp_id: str, agent: str | None, actor: str, holder: str | None
-) -> list[str]:
+def _fallback_warning(wp_id: str, named: bool, actor: str | None, holder: str | None) -> list[str]:
     """A move recorded under the fallback identity (no --agent, no $KITTY_AGENT) while an
     agent held the WP: most likely an agent ran a command without naming itself."""
-    if (agent or "").strip() or os.environ.get(AGENT_ENV, "").strip():
+    if named or os.environ.get(AGENT_ENV, "").strip():
         return []
     if not holder or holder == actor:
         return []

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from kitty.adapters import eventlog
-from kitty.core import decide, lanes
+from kitty.core import lanes
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, as_dict
 from kitty.core.move import MoveRequest, Policy
 from kitty.core.schedule import lane_map
 from kitty.core.transitions import check_move
 from kitty.errors import UsageError
 from kitty.mission.workspace import Mission
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 
 
 def context(

@@ -14,7 +14,8 @@ from kitty.core import lanes
 from kitty.errors import GuardRefused, SpecError, UsageError
 from kitty.mission import feedback
 from kitty.mission.workspace import Mission
-from kitty.workflow.moves import ReviewDoc, move_task, next_cycle_number
+from kitty.workflow.moves import move_task
+from kitty.workflow.reviewcycle import ReviewDoc, next_cycle_number
 from kitty.workflow.rules.findings import Merged, Report, blocking, counts, merge, render_cycle
 from kitty.workflow.rules.formats import read_report
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kitty.core import decide, lanes
+from kitty.core import lanes
 from kitty.core.clock import format_at, parse_at
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, WPState
 from kitty.mission.workspace import Mission
 from kitty.teams import leases

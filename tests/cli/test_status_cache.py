@@ -324,9 +324,13 @@ def test_a_warm_status_imports_almost_nothing(repo: Path) -> None:
         allowed = {"kitty.adapters.viewcache", "kitty.hot", "kitty.fastpath", "kitty.entry"}
         allowed |= {"kitty.grammar"}  # the hot commands' declared parameters (plain data)
         allowed |= {"kitty.core.lanes", "kitty.output", "kitty.core.printable", "kitty.errors"}
-        allowed |= {"kitty.workflow.uncommitted", "kitty.adapters.git"}  # its one git status
+        allowed |= {"kitty.workflow.commits.pending", "kitty.adapters.git"}  # its one git status
         kitty_modules = {m for m in warm if m.startswith("kitty.")}
-        assert kitty_modules - {"kitty.adapters", "kitty.core", "kitty.workflow"} <= allowed
+        assert (
+            kitty_modules
+            - {"kitty.adapters", "kitty.core", "kitty.workflow", "kitty.workflow.commits"}
+            <= allowed
+        )
 
 
 def test_from_a_subfolder_and_a_linked_worktree(

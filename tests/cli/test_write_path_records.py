@@ -367,7 +367,8 @@ def test_the_service_refuses_what_the_cli_cannot_even_send(repo: Path, tmp_path:
 
     from kitty.errors import NotFound, UsageError
     from kitty.mission.workspace import Mission
-    from kitty.workflow.moves import mark_status, next_cycle_number
+    from kitty.workflow.moves import mark_status
+    from kitty.workflow.reviewcycle import next_cycle_number
 
     make_mission(repo, wps=[{"wp_id": "WP01", "subtasks": ["T001"]}])
     mission = Mission.open(repo, None)

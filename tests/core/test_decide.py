@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kitty.core import decide
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, ReviewRecord, WPState
 from kitty.core.model import WorkPackage
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as s
 
-from kitty.core import decide
 from kitty.core.clock import format_at
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage
 

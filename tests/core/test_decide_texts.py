@@ -3,9 +3,9 @@ the rules (stalled reviews, unfinalized WPs, ties), decided from data alone."""
 
 from __future__ import annotations
 
-from kitty.core import decide
 from kitty.core.clock import format_at
-from kitty.core.decide_context import stalled
+from kitty.core.decide import steps as decide
+from kitty.core.decide.context import stalled
 from kitty.core.log.state import Board, WPState
 from tests.core.test_decide import MIN, NOW, ctx, rejected, run, st, wp
 
@@ -29,7 +29,7 @@ def test_an_empty_or_unfinalized_mission_says_exactly_what_to_do() -> None:
 
 
 def test_a_choice_without_anything_to_fill_says_so() -> None:
-    from kitty.core.decide_context import choice
+    from kitty.core.decide.decision import choice
 
     assert choice("run it", "kitty status --mission m") == {
         "label": "run it",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitty.core import decide
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board, WPState
 from tests.core.test_decide import ALONE, NOW, rejected, st, wp
 

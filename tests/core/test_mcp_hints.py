@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kitty.core import decide
+from kitty.core.decide import steps as decide
 from kitty.core.log.state import Board
 from kitty.mcp.hints import call, for_mcp
 from kitty.mcp.server import tools

@@ -23,7 +23,7 @@ from kitty.core.log.read import parse_lines
 from kitty.core.log.state import replay
 from kitty.core.wpfile import parse_wp
 from kitty.errors import SpecError
-from kitty.workflow.wp_add import _render_wp
+from kitty.workflow.planning.add import _render_wp
 
 PROPERTY = settings(
     database=None,

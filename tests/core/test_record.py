@@ -17,8 +17,9 @@ from kitty.adapters.config import Config
 from kitty.adapters.layout import Project
 from kitty.adapters.snapshots import LogState
 from kitty.adapters.specs import SpecSet
-from kitty.core.decide import Queues
-from kitty.core.decide_context import Context, Decision
+from kitty.core.decide.context import Context
+from kitty.core.decide.decision import Decision
+from kitty.core.decide.steps import Queues
 from kitty.core.log.events import Annotation, LogWarning, Other, ParsedLog, Transition
 from kitty.core.log.read import ScannedLog
 from kitty.core.log.records import Conflict, ReviewRecord, WPState
@@ -27,7 +28,7 @@ from kitty.core.model import WorkPackage
 from kitty.core.move import IssueRow, MoveCheck, MoveRequest, Policy
 from kitty.core.record import FrozenInstanceError, Record, fields, replace
 from kitty.mission.workspace import Mission
-from kitty.workflow.moves import ReviewDoc
+from kitty.workflow.reviewcycle import ReviewDoc
 
 #: Every class a move, `next` or `status` builds (they were dataclasses).
 HOT = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kitty.core.decide_context import Decision, choice
+from kitty.core.decide.decision import Decision, choice
 from kitty.workflow.rules.render import mark_text, move_text, next_text
 
 PROGRESS = {

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import click
 
 from kitty.cli import cli
-from kitty.core.decide import Context, Queues
+from kitty.core.decide.steps import Context, Queues
 from kitty.core.log.state import Board, WPState
 from kitty.sprint.rules import plan as sprintplan
 from kitty.sprint.rules.plan import (

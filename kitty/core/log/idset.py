@@ -8,10 +8,12 @@ bytes. A lookup is a binary search over them (microseconds).
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+
+#: This machine stores integers big-endian (the blob's offsets are kept little-endian).
+_BIG_ENDIAN = array("H", [1]).tobytes()[0] == 0
 
 
 def _encode(event_id: str) -> bytes:
@@ -43,7 +45,7 @@ class IdSet:
         blob, raw = packed or (b"", b"")
         starts = array("Q")
         starts.frombytes(raw)
-        if sys.byteorder == "big":  # kept little-endian, whatever the machine
+        if _BIG_ENDIAN:  # kept little-endian, whatever the machine
             starts.byteswap()
         if not starts:
             starts.append(0)
@@ -84,6 +86,6 @@ def pack(ids: Iterable[str]) -> tuple[bytes, bytes]:
     for key in keys:
         total += (len(key) if key.isascii() else len(_encode(key))) + 1
         starts.append(total)
-    if sys.byteorder == "big":
+    if _BIG_ENDIAN:
         starts.byteswap()
     return blob, starts.tobytes()

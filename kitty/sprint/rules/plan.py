@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from kitty.core import lanes
-from kitty.core.decide import Context, Queues, stalled
+from kitty.core.decide.steps import Context, Queues, stalled
 from kitty.core.log.state import WPState
 
 

@@ -25,11 +25,11 @@ from kitty.errors import GitError, GuardRefused, LockBusy, UsageError
 from kitty.mission.mergetree import fast_forward, merge_command, rewind
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import mission_branch, target_branch
-from kitty.workflow import merging
 from kitty.workflow.gating import gate
 from kitty.workflow.gating.queuerecord import ACTOR
 from kitty.workflow.gating.queuerecord import record as _record
 from kitty.workflow.gating.queuerecord import save as _save
+from kitty.workflow.merging import merge as merging
 from kitty.workflow.rules import gate as gate_rules
 from kitty.workflow.rules import queue as rules
 

@@ -16,10 +16,11 @@ from kitty.core.clock import format_at
 from kitty.core.move import MoveRequest
 from kitty.core.transitions import check_move
 from kitty.mission.workspace import Mission
-from kitty.workflow import merging, moves
-from kitty.workflow.acceptance import active_ids
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow import moves
+from kitty.workflow.commits.auto import autocommit
 from kitty.workflow.gating.gate import record_gate
+from kitty.workflow.merging import merge as merging
+from kitty.workflow.merging.accept import active_ids
 from kitty.workflow.rules import gate as gate_rules
 from kitty.workflow.rules import queue as rules
 

@@ -19,7 +19,6 @@ import re
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from kitty.errors import SpecError
@@ -315,7 +314,14 @@ def reviewer_name(data: dict[str, Any], fmt: str, source: str, fallback: str | N
     match = _SPECDEV_FILE.search(source)
     if fmt == "specdev" and match:
         return match.group(1)  # findings_<scope>_<round>_r<reviewer_id>.json
-    return fallback or Path(source).stem or None
+    return fallback or _stem(source) or None
+
+
+def _stem(source: str) -> str:
+    """pathlib's `Path(source).stem`, on the string alone: the last part, less its suffix."""
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def read_report(

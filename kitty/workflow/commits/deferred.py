@@ -1,7 +1,7 @@
 """`agents.auto_commit_delay`: coalesce the auto-commits of a stream of moves.
 
 With a delay of 0 (the default) every auto-committed command commits before it exits
-(workflow/autocommit.py). With a delay of D seconds a command whose only files are the
+(workflow/commits/auto.py). With a delay of D seconds a command whose only files are the
 log and kitty's shared files (a plain move, a claim) does not commit: it marks its
 mission pending (`.git/kitty/deferred/<slug>`, touched after the event is appended)
 and makes sure one background committer runs. The committer waits until no mark has
@@ -106,7 +106,7 @@ def _start(project: layout.Project) -> None:
     log = str(project.git_common_dir / "kitty" / LOG)
     os.posix_spawn(
         sys.executable,
-        [sys.executable, "-m", "kitty.workflow.deferredcommit", str(project.root)],
+        [sys.executable, "-m", "kitty.workflow.commits.deferred", str(project.root)],
         os.environ,
         file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -121,7 +121,7 @@ def flush(project: layout.Project) -> list[str]:
     """Commit every marked mission's pending kitty files now (one commit), under the
     commit lock; remove the marks seen before the commit. Returns the missions done."""
     from kitty.mission.workspace import Mission
-    from kitty.workflow.commitpaths import commit_recorded, pending, repair_killed_commit
+    from kitty.workflow.commits.paths import commit_recorded, pending, repair_killed_commit
 
     seen = marks(project)
     if not seen:

@@ -4,16 +4,30 @@ Same board, specs, lanes, config and clock reading -> same decision. Priority:
 resume your own work, review, fix, arbiter, implement, accept/merge/done, then
 wait (something is moving) or blocked (nothing can move without a human).
 
-The input, the answer and the per-WP facts are in kitty.core.decide_context; the
-arbiter, wait and blocked decisions in kitty.core.decide_wait.
+The input and the per-WP facts are in kitty.core.decide.context, the answer in
+kitty.core.decide.decision; the work queues in kitty.core.decide.queues; the
+arbiter's answers in kitty.core.decide.arbiter, wait and blocked in
+kitty.core.decide.waiting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from kitty.core import lanes
-from kitty.core.decide_context import (
+from kitty.core.decide.arbiter import arbiter_decision, changed_review, takeover
+from kitty.core.decide.context import (
+    REVIEW_STALL_US,
+    Context,
+    cycle_label,
+    describe,
+    lane_changed,
+    oldest,
+    since,
+    stalled,
+    state_of,
+)
+from kitty.core.decide.decision import (
     ACCEPT,
     ARBITER,
     ARBITER_PERSON,
@@ -24,30 +38,17 @@ from kitty.core.decide_context import (
     IMPLEMENT,
     MERGE,
     REVIEW,
-    REVIEW_STALL_US,
     WAIT,
-    Context,
     Decision,
     choice,
-    cycle_label,
-    deps_ready,
-    describe,
-    lane_changed,
-    lane_holder,
-    oldest,
-    quote,
-    since,
-    stalled,
-    state_of,
+    work,
 )
-from kitty.core.decide_wait import arbiter_decision, changed_review, takeover, waiting
+from kitty.core.decide.queues import Queues, unmarked_subtasks, work_queues
+from kitty.core.decide.waiting import waiting
 from kitty.core.gateview import view as gate_view
 from kitty.core.log.conflicts import open_views
 from kitty.core.log.snapshot import progress, sort_ids
-from kitty.core.log.state import Board
-from kitty.core.model import WorkPackage, wp_number
-from kitty.core.record import Record
-from kitty.core.schedule import chain_weights
+from kitty.core.model import WorkPackage
 from kitty.core.transitions import at_cycle_cap
 
 __all__ = [
@@ -76,12 +77,6 @@ __all__ = [
 ]
 
 
-def _cmd(ctx: Context, verb: str, wp_id: str) -> str:
-    if verb == REVIEW and ctx.panel:
-        return f"kitty review run {wp_id} --mission {ctx.mission} --agent {quote(ctx.agent)}"
-    return f"kitty agent action {verb} {wp_id} --mission {ctx.mission} --agent {quote(ctx.agent)}"
-
-
 def _remark(ctx: Context, w: str) -> str:
     """The subtasks a rejection reset, which the fix must mark done again."""
     marks = state_of(ctx, w).subtasks
@@ -91,19 +86,6 @@ def _remark(ctx: Context, w: str) -> str:
     return (
         f"; the rejection reset subtasks {', '.join(reset)}: mark them done again "
         "(mark-status) before moving it to for_review"
-    )
-
-
-def _work(ctx: Context, action: str, wp_id: str, reason: str) -> Decision:
-    st = state_of(ctx, wp_id)
-    verb = REVIEW if action == REVIEW else IMPLEMENT
-    return Decision(
-        action,
-        reason,
-        wp_id,
-        cycle_label(st, ctx.max_cycles),
-        [_cmd(ctx, verb, wp_id)],
-        lane=ctx.wp_lane.get(wp_id),
     )
 
 
@@ -121,78 +103,9 @@ def decide(ctx: Context) -> Decision:
     return decision
 
 
-def unmarked_subtasks(
-    board: Board, wps: Mapping[str, WorkPackage], ids: list[str]
-) -> dict[str, list[str]]:
-    """WP -> its subtasks not done, for approved WPs (a rejection resets them; an arbiter
-    approval does not re-mark them). `kitty accept` refuses while any is left."""
-    found: dict[str, list[str]] = {}
-    for w in ids:
-        if board.lane(w) != lanes.APPROVED or w not in wps:
-            continue
-        marks = board.wps[w].subtasks
-        left = [t for t in wps[w].subtasks if marks.get(t) != "done"]
-        if left:
-            found[w] = left
-    return found
-
-
 def _counts(ctx: Context, ids: list[str]) -> dict[str, int]:
     approved = sum(1 for w in ids if ctx.board.lane(w) in lanes.SATISFIED)
     return {"approved_or_done": approved}
-
-
-class Queues(Record):
-    """Schedulable work in priority order, agent-agnostic (shared by `next` and `sprint`)."""
-
-    reviews: list[str]  # for_review, oldest first
-    fixes: list[str]  # rejected and startable, oldest rejection first
-    capped: list[str]  # rejected max_cycles times: need the arbiter
-    fresh: list[str]  # never rejected and startable, longest chain first
-    weights: dict[str, float]
-
-    def __init__(
-        self,
-        reviews: list[str],
-        fixes: list[str],
-        capped: list[str],
-        fresh: list[str],
-        weights: dict[str, float],
-    ) -> None:
-        self.reviews = reviews
-        self.fixes = fixes
-        self.capped = capped
-        self.fresh = fresh
-        self.weights = weights
-
-
-def work_queues(
-    ctx: Context, by_lane: dict[str, list[str]] | None = None, exclude: frozenset[str] = frozenset()
-) -> Queues:
-    if by_lane is None:
-        by_lane = {}
-        for w in sort_ids(ctx.wps):
-            by_lane.setdefault(ctx.board.lane(w) or "", []).append(w)
-    planned = [w for w in by_lane.get(lanes.PLANNED, []) if w not in exclude]
-    capped = [
-        w
-        for w in planned + by_lane.get(lanes.IN_PROGRESS, [])
-        if at_cycle_cap(state_of(ctx, w), ctx.max_cycles) and w not in exclude
-    ]
-    startable = [
-        w for w in planned if w not in capped and deps_ready(ctx, w) and lane_holder(ctx, w) is None
-    ]
-    weights = chain_weights(ctx.wps)
-    fixes = sorted(
-        (w for w in startable if state_of(ctx, w).review_cycles),
-        key=lambda w: (state_of(ctx, w).lane_since_us or 0, wp_number(w) or 0),
-    )
-    fresh = sorted(
-        (w for w in startable if not state_of(ctx, w).review_cycles),
-        key=lambda w: (-weights[w], wp_number(w) or 0, w),
-    )
-    reviews = oldest(ctx, [w for w in by_lane.get(lanes.FOR_REVIEW, []) if w not in exclude])
-    return Queues(reviews, fixes, sorted(capped, key=lambda w: wp_number(w) or 0), fresh, weights)
 
 
 # The rules, in priority order: each returns its Decision, or None to pass.
@@ -258,7 +171,7 @@ def _resume_review(ctx: Context, by_lane: ByLane) -> Decision | None:
     w = oldest(ctx, mine)[0]
     if changed := lane_changed(state_of(ctx, w)):
         return changed_review(ctx, w, changed)
-    return _work(
+    return work(
         ctx,
         REVIEW,
         w,
@@ -280,7 +193,7 @@ def _resume_implementation(ctx: Context, by_lane: ByLane) -> Decision | None:
         return None
     w = oldest(ctx, mine)[0]
     action = FIX if state_of(ctx, w).review_cycles else IMPLEMENT
-    return _work(
+    return work(
         ctx,
         action,
         w,
@@ -298,7 +211,7 @@ def _review(ctx: Context, by_lane: ByLane) -> Decision | None:
         return None
     w = oldest(ctx, reviewable)[0]
     who = state_of(ctx, w).implementer or "another agent"
-    return _work(
+    return work(
         ctx,
         REVIEW,
         w,
@@ -322,7 +235,7 @@ def _fix(ctx: Context, queues: Queues) -> Decision | None:
     fixes = sorted(queues.fixes, key=lambda w: state_of(ctx, w).implementer != ctx.agent)
     w = fixes[0]
     st = state_of(ctx, w)
-    return _work(
+    return work(
         ctx,
         FIX,
         w,
@@ -342,7 +255,7 @@ def _implement(ctx: Context, queues: Queues) -> Decision | None:
     if not queues.fresh:
         return None
     w = queues.fresh[0]
-    return _work(
+    return work(
         ctx,
         IMPLEMENT,
         w,

@@ -108,7 +108,7 @@ def deferred_mark(mission: Mission, auto: bool) -> str | None:
         return None
     if not auto or delay <= 0:
         return None
-    from kitty.workflow.deferredcommit import marks_dir
+    from kitty.workflow.commits.deferred import marks_dir
 
     return str(marks_dir(mission.project) / mission.slug)
 

@@ -1,4 +1,4 @@
-"""Create missions, and finalize a mission's plan (`kitty wp add` is kitty.workflow.wp_add,
+"""Create missions, and finalize a mission's plan (`kitty wp add` is kitty.workflow.planning.add,
 re-exported here)."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from kitty.errors import (
     UsageError,
 )
 from kitty.mission.workspace import Mission
-from kitty.workflow.autocommit import autocommit
-from kitty.workflow.wp_add import Content, add_wp, read_body
+from kitty.workflow.commits.auto import autocommit
+from kitty.workflow.planning.add import Content, add_wp, read_body
 
 __all__ = ["Content", "add_wp", "create_mission", "finalize", "list_view", "read_body", "validate"]
 

@@ -33,7 +33,7 @@ from kitty.adapters import eventlog
 from kitty.core.log.state import as_dict
 from kitty.errors import KittyError
 from kitty.mission.workspace import Mission
-from kitty.workflow.commitpaths import commit_recorded, pending_files, repair_killed_commit
+from kitty.workflow.commits.paths import commit_recorded, pending_files, repair_killed_commit
 
 
 def autocommit(mission: Mission, message: str, extra: list[Path] | None = None) -> str | None:
@@ -61,7 +61,7 @@ def _commit(mission: Mission, message: str, extra: list[Path] | None) -> str | N
     if not mission.config.auto_commit:
         return None
     if mission.config.commit_delay > 0 and not extra:
-        from kitty.workflow.deferredcommit import defer
+        from kitty.workflow.commits.deferred import defer
 
         defer(mission.project, mission.slug)
         return None

@@ -22,10 +22,10 @@ from kitty.core.model import WorkPackage
 from kitty.core.wpfile import dump_front_matter, load_front_matter, one_line, parse_wp
 from kitty.errors import DependencyCycle, GuardRefused, NotFound, UsageError
 from kitty.mission.workspace import Mission
+from kitty.workflow.planning.add import _next_ids
+from kitty.workflow.planning.view import search, show, summary
 from kitty.workflow.rules.subtasks import SubtaskEdit
 from kitty.workflow.rules.subtasks import apply as apply_subtasks
-from kitty.workflow.wp_add import _next_ids
-from kitty.workflow.wp_view import search, show, summary
 
 __all__ = ["depend", "edit", "search", "show", "split"]
 
@@ -256,7 +256,7 @@ def split(
     """Cut a WP that is not being worked on in two: a new WP takes the subtasks `move` names
     (front matter and body lines), the original's dependencies, and `owns` (default: the
     original's owned files); every WP that depended on the original depends on both."""
-    from kitty.workflow.wp_add import Content, add_wp
+    from kitty.workflow.planning.add import Content, add_wp
 
     _check_text("title", title, one=True)
     wp_id = mission.resolve_wp(wp_text)

@@ -1,5 +1,5 @@
 """`kitty wp show` and `kitty wp search`: a mission's plan read, never written (the
-changes are kitty.workflow.planning, which re-exports these)."""
+changes are kitty.workflow.planning.edit, which re-exports these)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`kitty accept`: every reason the mission is not ready, all at once; else the acceptance
-record (meta.json and a MissionAccepted event). `kitty merge` (kitty.workflow.merging)
+record (meta.json and a MissionAccepted event). `kitty merge` (kitty.workflow.merging.merge)
 refuses a mission that is not accepted."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from kitty.core.log.state import Board
 from kitty.errors import GuardRefused
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_path
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
 
 
 class NotReady(GuardRefused):

@@ -1,7 +1,8 @@
-"""What `kitty next` decides from: the input (Context), the answer (Decision), and the
-facts about one WP that every rule reads (where it is, who holds it, how long, stalled).
+"""What `kitty next` decides from: the input (Context), and the facts about one WP that
+every rule reads (where it is, who holds it, how long, stalled).
 
-Pure, like kitty.core.decide: the rules live there and in kitty.core.decide_wait.
+Pure, like the rest of kitty.core.decide: the answer is `decision`, the order of the
+steps `steps`, the arbiter's, wait and blocked answers `waiting`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
-from kitty import SCHEMA
-from kitty.core import lanes, placeholders, transitions
+from kitty.core import lanes, transitions
 from kitty.core.clock import duration_ticks_at, humanize_duration
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
@@ -22,11 +22,6 @@ from kitty.core.record import Record
 #: every printed command so it runs as printed.
 quote = shlex.quote
 
-IMPLEMENT, FIX, REVIEW, ARBITER = "implement", "fix", "review", "arbiter"
-ACCEPT, MERGE, DONE, WAIT, BLOCKED = "accept", "merge", "done", "wait", "blocked"
-CLAIMABLE = (IMPLEMENT, FIX, REVIEW)
-#: The placeholder for a person's name in a choice only a person can make.
-ARBITER_PERSON = placeholders.ARBITER
 #: Silence (no event on the WP, no heartbeat) after which a review is STALLED (the
 #: default of review.stall_minutes; README).
 REVIEW_STALL_US = 30 * 60 * 1_000_000
@@ -95,79 +90,6 @@ class Context(Record, frozen=True, uncompared=("changes",)):
             if self.board.lane(wp_id) in lanes.IN_FLIGHT:
                 holders.setdefault(lane, []).append(wp_id)
         return holders
-
-
-class Decision(Record):
-    action: str
-    reason: str
-    wp_id: str | None
-    cycle: str | None
-    commands: list[str]
-    blocked_by: list[str]
-    progress: dict[str, Any]
-    mission: str
-    lane: str | None
-    claimed: bool
-    #: Open conflicts of this agent's own moves (strict replay), with resolving commands.
-    conflicts: list[dict[str, Any]]
-    #: Alternatives, one of which is chosen: {label, commands, fill: {placeholder: meaning}}.
-    #: `commands` is always a sequence to run in order, with nothing to fill in.
-    choices: list[dict[str, Any]]
-    #: The test gate's latest result on `wp_id` (kitty.core.gateview.view), or None.
-    gate: dict[str, Any] | None
-
-    def __init__(
-        self,
-        action: str,
-        reason: str,
-        wp_id: str | None = None,
-        cycle: str | None = None,
-        commands: list[str] | None = None,
-        blocked_by: list[str] | None = None,
-        progress: dict[str, Any] | None = None,
-        mission: str = "",
-        lane: str | None = None,
-        claimed: bool = False,
-        conflicts: list[dict[str, Any]] | None = None,
-        choices: list[dict[str, Any]] | None = None,
-        gate: dict[str, Any] | None = None,
-    ) -> None:
-        self.action = action
-        self.reason = reason
-        self.wp_id = wp_id
-        self.cycle = cycle
-        self.commands = [] if commands is None else commands
-        self.blocked_by = [] if blocked_by is None else blocked_by
-        self.progress = {} if progress is None else progress
-        self.mission = mission
-        self.lane = lane
-        self.claimed = claimed
-        self.conflicts = [] if conflicts is None else conflicts
-        self.choices = [] if choices is None else choices
-        self.gate = gate
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "action": self.action,
-            "wp_id": self.wp_id,
-            "reason": self.reason,
-            "cycle": self.cycle,
-            "commands": self.commands,
-            "blocked_by": self.blocked_by,
-            "progress": self.progress,
-            "mission": self.mission,
-            "lane": self.lane,
-            "claimed": self.claimed,
-            "conflicts": self.conflicts,
-            "choices": self.choices,
-            "gate": self.gate,
-        }
-
-
-def choice(label: str, command: str, fill: dict[str, str] | None = None) -> dict[str, Any]:
-    """One of a Decision's `choices`: a single command, with what to fill in (if anything)."""
-    return {"label": label, "commands": [command], "fill": fill or {}}
 
 
 def state_of(ctx: Context, wp_id: str) -> WPState:

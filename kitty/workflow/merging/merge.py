@@ -1,5 +1,5 @@
 """`kitty merge`: lanes → mission branch → target, once `kitty accept`
-(kitty.workflow.acceptance) recorded the mission ready."""
+(kitty.workflow.merging.accept) recorded the mission ready."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from kitty.mission.mergetree import (
 )
 from kitty.mission.workspace import Mission
 from kitty.mission.worktrees import lane_branch, lane_path, mission_branch, target_branch
-from kitty.workflow.acceptance import NotReady, active_ids
-from kitty.workflow.autocommit import autocommit
+from kitty.workflow.commits.auto import autocommit
+from kitty.workflow.merging.accept import NotReady, active_ids
 
 # -- merge -------------------------------------------------------------------
 

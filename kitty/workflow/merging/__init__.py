@@ -1,0 +1,1 @@
+"""From approved lanes to the target: `kitty accept` and `kitty merge`."""

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kitty.core import lanes
-from kitty.core.decide import Context, Queues, work_queues
+from kitty.core.decide.context import Context
+from kitty.core.decide.queues import Queues, work_queues
 from kitty.core.log.state import Board, WPState
 from kitty.core.model import WorkPackage, wp_number
 from kitty.core.schedule import lane_map

@@ -24,7 +24,7 @@ before anything is read, and the full click CLI handles the command as usual.
 A read whose error is not one of kitty's own also returns None (nothing was
 printed or written: click redoes it and reports it); a write reports every
 outcome itself through `kitty.exits`, exactly as the click CLI does, since it
-must never run twice. tests/cli/test_fastpath.py checks that both routes print
+must never run twice. tests/test_fastpath.py checks that both routes print
 the same bytes and append the same events.
 """
 

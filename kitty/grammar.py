@@ -12,7 +12,7 @@ Three routes read these declarations, each deriving its own form of them:
 A parameter's `name` is the keyword of the command's body in kitty/hot.py (click's
 name for it too); `tool_name` is its name in the MCP schema. Help text is written once
 with the CLI's spellings (`--note`); the MCP schema reads `--self-review-fallback` as
-`self_review_fallback`. tests/cli/test_grammar.py walks click's commands and checks the
+`self_review_fallback`. tests/test_grammar.py walks click's commands and checks the
 fast path's table and the MCP schemas against them, option by option.
 """
 

@@ -77,6 +77,15 @@ def minimums() -> dict[str, float]:
     return {path: float(spec["min"]) for path, spec in listed.items() if "min" in spec}
 
 
+def default_tests(module: str) -> str:
+    """An unlisted module's tests: tests/core for a core module, else the folder of tests/
+    that mirrors the module's (tests/workflow/rules/ for kitty/workflow/rules/queue.py)."""
+    folder = "tests/" + module.removeprefix("kitty/").rpartition("/")[0]
+    if module.startswith(CORE) or not (ROOT / folder).is_dir():
+        return "tests/core"
+    return folder
+
+
 def load_config() -> tuple[dict[str, list[str]], dict[str, str]]:
     """Modules and their tests; every kitty/core module is in, listed or not."""
     listed = tomllib.loads((HERE / "modules.toml").read_text())["modules"]
@@ -86,7 +95,7 @@ def load_config() -> tuple[dict[str, list[str]], dict[str, str]]:
     for path in sorted(pure):
         name = path.relative_to(ROOT).as_posix()
         if path.name != "__init__.py" and name not in modules:
-            modules[name] = ["tests/core"]  # a new core module: the core tests, until listed
+            modules[name] = [default_tests(name)]  # until listed
     for name in [m for m in modules if not (ROOT / m).exists()]:
         del modules[name]
     core_first = sorted(modules, key=lambda m: (not is_rules(m), m))

@@ -57,7 +57,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         "NO_COLOR": "1",
         "KITTY_LOCK_TIMEOUT": "20",
         # the uncommitted-files warning on every `status`, so two runs print alike
-        # (tests/cli/test_uncommitted.py checks the default: once per change of the set)
+        # (tests/workflow/commits/test_uncommitted.py checks the default: once per
+        # change of the set)
         "KITTY_WARN_UNCOMMITTED": "always",
     }.items():
         monkeypatch.setenv(key, value)

@@ -158,6 +158,47 @@ def install_fakes(bin_dir: Path, names: tuple[str, ...], text: str, monkeypatch:
     return bin_dir
 
 
+#: A scripted agent CLI: it logs each call (argv, stdin) as a JSON line, then acts.
+FAKE_AGENT = Path(__file__).resolve().parent / "fakes" / "agent.py"
+
+
+def fake_agents(tmp_path: Path, names: tuple[str, ...], monkeypatch: Any) -> Path:
+    """tests/fakes/agent.py as each of `names`, first on PATH; returns the log it writes."""
+    script = f"#!{sys.executable}\n{FAKE_AGENT.read_text()}"
+    install_fakes(tmp_path / "bin", names, script, monkeypatch)
+    log = tmp_path / "agents.jsonl"
+    log.touch()
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    monkeypatch.setenv("PYTHONPATH", str(FAKE_AGENT.parents[2]))
+    return log
+
+
+def agent_calls(log: Path) -> list[dict[str, Any]]:
+    """The calls the fake agents logged, in order."""
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def spec_kitty_move(slug: str, wp: str, frm: str, to: str, at: str, eid: str, **extra: Any) -> str:
+    """A log line as Spec Kitty 3.2.7 writes a move (every key it writes, `extra` on top)."""
+    record = {
+        "actor": "user",
+        "at": at,
+        "event_id": eid,
+        "evidence": None,
+        "execution_mode": "worktree",
+        "force": False,
+        "from_lane": frm,
+        "mission_slug": slug,
+        "policy_metadata": None,
+        "reason": None,
+        "review_ref": None,
+        "to_lane": to,
+        "wp_id": wp,
+    }
+    record.update(extra)
+    return json.dumps(record, sort_keys=True)
+
+
 def trust(repo: Path) -> Run:
     """`kitty trust` in `repo`: the user trusts the commands its config defines (hermetic HOME)."""
     return ok(repo, "trust")

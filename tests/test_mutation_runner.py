@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -40,3 +41,17 @@ def test_an_equivalent_entry_a_test_kills_counts_as_killed_and_is_named(
     assert score.counted == 5 and round(score.percent) == 40
     table = run.table([score])
     assert "core/x.py" in table and "40.0%" in table
+
+
+def test_an_unlisted_pure_module_is_mutated_with_the_tests_beside_it() -> None:
+    """tests/ mirrors kitty/: a rules module nobody listed takes the tests of its folder
+    (tests/workflow/rules/ for kitty/workflow/rules/queue.py), a core module tests/core."""
+    modules, _ = runner().load_config()
+    listed = set(tomllib.loads((ROOT / "mutation" / "modules.toml").read_text())["modules"])
+    unlisted = {m: t for m, t in modules.items() if m not in listed}
+    assert "kitty/workflow/rules/queue.py" in unlisted
+    for module, tests in unlisted.items():
+        folder = "tests/" + module.removeprefix("kitty/").rpartition("/")[0]
+        want = "tests/core" if module.startswith("kitty/core/") else folder
+        assert tests == [want], module
+        assert (ROOT / want).is_dir()

@@ -168,7 +168,7 @@ def test_wheel_runs_from_a_fresh_venv(dist: tuple[Path, str], tmp_path: Path) ->
     run("-C", str(repo), "init", "--agents", "claude")
     assert "kitty prime" in (repo / "AGENTS.md").read_text()
     if importlib.util.find_spec("mcp") is not None:  # the [mcp] extra, from the test extra
-        from tests.cli.test_mcp import session
+        from tests.mcp.test_mcp import session
 
         (tools,) = session(repo, [], command=[kitty_bin])
         assert "next" in tools and "implement" in tools

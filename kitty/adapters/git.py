@@ -4,7 +4,7 @@ One interface, two runners behind it:
 
 * `Git(path)` runs plain `git` subprocesses. Auto-commit, sync, remote claims, init and
   finalize use it: they run on hot write paths, where importing GitPython costs about
-  120 ms a command (measured in issue 26; tests/cli/test_autocommit.py checks that an
+  120 ms a command (measured in issue 26; tests/workflow/commits/test_autocommit.py checks that an
   auto-committed move never imports it).
 * `Git(path, gitpython=True)` runs the same commands through GitPython's command runner
   (the project's chosen git library; it runs git in the C locale, so git's messages are

@@ -3,7 +3,7 @@
 It lives in the git directory (`<git dir>/kitty/cache/<mission>/`), is never
 tracked, and no result depends on it: a missing, stale or unreadable cache is
 rebuilt from the files, and `KITTY_NO_CACHE=1` turns it off
-(tests/cli/test_snapshot_cache.py runs random operations with and without it
+(tests/adapters/test_snapshot_cache.py runs random operations with and without it
 and compares every output byte for byte).
 
 * The board snapshot is keyed by the log's device/inode and the byte offset it

@@ -6,7 +6,7 @@ SDK, whose import alone took 1.4-2.8 s of the 2.5-4.3 s a client waited for `ini
 The tools are a table (kitty.mcp.catalog): each a JSON schema (every parameter
 described) and a thin call into kitty.mcp.tools, which the `--json` commands'
 services back. Tests drive it with
-the SDK's own client (tests/cli/test_mcp.py).
+the SDK's own client (tests/mcp/test_mcp.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 outside it through a symbolic link, and files kitty reads are read whole.
 
 These run in-process so that `make mutation` can kill the mutants of
-kitty/adapters/contain.py (the CLI tests in tests/cli/test_security.py cover the commands).
+kitty/adapters/contain.py (the CLI tests in tests/e2e/test_security.py cover the commands).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The trust gate's promises, from the user's side, in-process (so `make mutation` can
-kill the mutants of kitty/adapters/trust.py; tests/cli/test_trust.py covers the commands).
+kill the mutants of kitty/adapters/trust.py; tests/adapters/test_trust.py covers the commands).
 
 A repository's commands run only while the user trusts exactly their current values:
 every key that makes kitty run a command voids the trust when it changes.

@@ -23,8 +23,8 @@ from tests.agents.clis import environment, require
 from tests.agents.double import Script, anthropic, responses
 from tests.agents.loopback import serve
 from tests.agents.test_sprint_double import DENIED, events
-from tests.gate.project import PYTEST
 from tests.helpers import git, kitty_argv, make_mission, ok
+from tests.workflow.gating.project import PYTEST
 
 pytestmark = pytest.mark.usefixtures("spec_kitty_reads_what_is_left")
 
